@@ -1,0 +1,1 @@
+"""Errors KB: entries in YAML → validated, cross-linked, rendered pages (see pipeline.build)."""

@@ -1,0 +1,172 @@
+"""The ``kb`` command: the pipeline's stages for editors, support engineers and scripts.
+
+kb check [PATHS]            every problem as path:line: field: CODE message (hint); exit 1 if any
+kb new error|guide ID       scaffold an entry with every field to fill
+kb schema [--check]         write or verify entries/schema.json
+kb cite ID [--step N]       the plain-text block to paste into an email
+Each acts on the KB root found from the current directory, or --root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from . import schema
+from .linker import link
+from .loader import find_root, load
+from .pages import Settings, page_url, plain, summary_of
+from .pipeline import settings_from
+from .scaffold import scaffold
+from .schemajson import schema_text
+
+
+OPTIONAL_COMMANDS = ("cli_calc", "cli_match", "cli_more")  # modules that add subcommands with register(subparsers)
+
+
+class _Lenient(yaml.SafeLoader):
+    """Reads mkdocs.yml, which may hold !!python/name tags, ignoring the tags."""
+
+
+_Lenient.add_multi_constructor("", lambda loader, suffix, node: None)
+
+
+def read_settings(root: Path) -> Settings:
+    try:
+        config = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Lenient) or {}
+    except (OSError, yaml.YAMLError):
+        config = {}
+    return settings_from(config.get("extra") or {}, config.get("site_url"), config.get("repo_url"))
+
+
+def cmd_check(args: argparse.Namespace, root: Path) -> int:
+    paths = [Path(p) for p in args.paths] or None
+    for p in paths or []:
+        if not p.exists():
+            print(f"{p}: no such file or folder", file=sys.stderr)
+            return 2
+    loaded = load(root, only=paths)
+    graph = link(loaded)
+    problems = loaded.problems + graph.problems
+    if paths is not None:
+        wanted = {q.resolve().relative_to(root).as_posix() for q in paths if q.resolve().is_relative_to(root)}
+        problems = [p for p in problems if p.file in wanted or any(p.file.startswith(w.rstrip("/") + "/") for w in wanted)]
+    problems.sort(key=lambda p: p.sort_key())
+    for p in problems:
+        print(p.format())
+    count = sum(len(v) for v in loaded.entries.values())
+    if problems:
+        print(f"{len(problems)} problem(s); fix them and run `kb check` again.", file=sys.stderr)
+        return 1
+    print(f"ok: {count} entries, no problems.", file=sys.stderr)
+    return 0
+
+
+def cmd_new(args: argparse.Namespace, root: Path) -> int:
+    if not schema.ID_RE.fullmatch(args.id):
+        print(f"'{args.id}' is not a valid id: use lowercase letters, digits and single hyphens", file=sys.stderr)
+        return 2
+    path = root / "entries" / f"{args.kind}s" / f"{args.id}.yaml"
+    existing = [k for k in ("errors", "guides") if (root / "entries" / k / f"{args.id}.yaml").exists()]
+    if existing:
+        print(f"entries/{existing[0]}/{args.id}.yaml already exists", file=sys.stderr)
+        return 1
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(scaffold(args.kind, dt.date.today()), encoding="utf-8")
+    print(path.relative_to(root).as_posix())
+    print("Fill in every field, then run `kb check`.", file=sys.stderr)
+    return 0
+
+
+def cmd_schema(args: argparse.Namespace, root: Path) -> int:
+    path = root / "entries" / "schema.json"
+    text = schema_text()
+    if args.check:
+        current = path.read_text(encoding="utf-8") if path.exists() else ""
+        if current != text:
+            print("entries/schema.json is out of date with the pydantic models: run `kb schema`", file=sys.stderr)
+            return 1
+        print("entries/schema.json is up to date", file=sys.stderr)
+        return 0
+    path.write_text(text, encoding="utf-8")
+    print(path.relative_to(root).as_posix())
+    return 0
+
+
+def cite_text(root: Path, entry_id: str, step: int | None) -> str:
+    loaded = load(root)
+    settings = read_settings(root)
+    for kind in ("errors", "guides"):
+        entries = loaded.entries[kind]
+        renamed = {a: i for i, e in entries.items() for a in e.aliases}
+        entry_id = renamed.get(entry_id, entry_id)
+        if entry_id in entries:
+            entry = entries[entry_id]
+            url = settings.site_url + page_url(kind, entry_id)
+            if step is None:
+                return f"{entry.title}\n{summary_of(entry)}\n{url}\n"
+            items = entry.solution if kind == "errors" else entry.causes
+            if not 1 <= step <= len(items):
+                raise LookupError(f"'{entry_id}' has {len(items)} {'steps' if kind == 'errors' else 'causes'}; there is no {step}")
+            item = items[step - 1]
+            anchor = f"step-{step}" if kind == "errors" else f"cause-{step}"
+            label = "Step" if kind == "errors" else "Cause"
+            first = plain(item.body if kind == "errors" else item.fix)
+            return f"{entry.title}\n{label} {step}: {item.title}\n{first[:240]}\n{url}#{anchor}\n"
+    raise LookupError(f"no entry with the id '{entry_id}'")
+
+
+def cmd_cite(args: argparse.Namespace, root: Path) -> int:
+    try:
+        sys.stdout.write(cite_text(root, args.id, args.step))
+    except LookupError as exc:
+        print(str(exc).strip("'\""), file=sys.stderr)
+        return 1
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="kb", description="The Errors KB: check, scaffold and cite entries.")
+    top.add_argument("--root", type=Path, help="the KB folder (with mkdocs.yml and entries/); default: found from the current folder")
+    sub = top.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check", help="validate entries and print every problem")
+    p.add_argument("paths", nargs="*", help="only report problems in these files or folders")
+    p.set_defaults(func=cmd_check)
+    p = sub.add_parser("new", help="scaffold a new entry")
+    p.add_argument("kind", choices=["error", "guide"])
+    p.add_argument("id")
+    p.set_defaults(func=cmd_new)
+    p = sub.add_parser("schema", help="write or verify entries/schema.json")
+    p.add_argument("--check", action="store_true", help="fail when schema.json is out of date")
+    p.set_defaults(func=cmd_schema)
+    p = sub.add_parser("cite", help="plain text for an email: title, summary, link")
+    p.add_argument("id")
+    p.add_argument("--step", type=int, help="link one solution step (or guide cause)")
+    p.set_defaults(func=cmd_cite)
+    for module in OPTIONAL_COMMANDS:
+        if importlib.util.find_spec(f"{__package__}.{module}") is not None:
+            importlib.import_module(f"{__package__}.{module}").register(sub)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    root = (args.root.resolve() if args.root else find_root())
+    if root is None or not (root / "entries").is_dir():
+        print("no KB here: run kb inside the repository (a folder with mkdocs.yml and entries/), or pass --root", file=sys.stderr)
+        return 2
+    try:
+        return args.func(args, root)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

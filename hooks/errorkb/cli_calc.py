@@ -1,0 +1,140 @@
+"""`kb will-it-run`: the calculator on the command line.
+
+Input: a model id and a GPU id from entries/ (or --vram-gib), the engine and
+its settings. Output: the verdict with the working, or with --json one object
+(the same fields the page computes). Exit 0 when it fits (or is tight), 1 when
+it does not, 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import vram
+from .hardware import arch_of, family_of, scenario
+from .loader import load
+
+SITE = "https://errorkb.org/"
+
+
+def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
+    """The command that starts the engine with these settings (the largest context that fits when asked too much)."""
+    shrink = not out["fits"] and out.get("max_context", 0) >= 1
+    ctx = out["max_context"] if shrink else s["context"]
+    seqs, kv, quant = s["seqs"], s["kv_dtype"], s["quant"]
+    if s["engine"] == "vllm":
+        parts = [f"vllm serve {hf_repo}", f"--max-model-len {ctx}",
+                 f"--gpu-memory-utilization {s['gpu_memory_utilization']:g}"]
+        if s["gpus"] > 1:
+            parts.append(f"--tensor-parallel-size {s['gpus']}")
+        if kv == "fp8":
+            parts.append("--kv-cache-dtype fp8")
+        if quant == "fp8" and s.get("native_dtype") != "fp8":
+            parts.append("--quantization fp8")
+        if seqs > vram.VLLM_SEQS_SMALL:
+            parts.append(f"--max-num-seqs {seqs}")
+        line = " \\\n  ".join(parts)
+        if quant in ("awq-int4", "gptq-int4"):
+            line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; vLLM reads the format from it\n" + line
+        return line
+    gguf = f"./{name}-{quant}.gguf"
+    if s["engine"] == "llamacpp":
+        layers = out["gpu_layers"] if out.get("gpu_layers") is not None and not shrink else 999
+        parts = [f"llama-server -m {gguf}", f"-c {ctx * seqs}", f"-np {seqs}", f"-ngl {layers}"]
+        if kv != "f16":
+            parts.append(f"-ctk {kv} -ctv {kv}")
+        if kv in ("q8_0", "q4_0"):
+            parts.append("--flash-attn on")
+        return " \\\n  ".join(parts)
+    env = [f"OLLAMA_NUM_PARALLEL={seqs}"]
+    if kv != "f16":
+        env += ["OLLAMA_FLASH_ATTENTION=1", f"OLLAMA_KV_CACHE_TYPE={kv}"]
+    return (f"# Modelfile\nFROM {gguf}\nPARAMETER num_ctx {ctx}\n\n"
+            f"# then\n{' '.join(env)} ollama serve\nollama create {name} -f Modelfile")
+
+
+def gib(n: float) -> str:
+    return f"{n / vram.GIB:,.2f} GiB"
+
+
+def report(model_title: str, s: dict, out: dict) -> str:
+    word = {"fits": "FITS", "tight": "TIGHT", "no": "DOES NOT FIT"}[out["verdict"]]
+    lines = [f"{model_title} on {s['label']} with {vram.ENGINE_NAMES[s['engine']]}: {word}", ""]
+    rows = [("weights", out["weights_bytes"], s["quant"]),
+            ("KV cache", out["kv_cache_bytes"], f"{s['context']:,} tokens x {s['seqs']} seq, {s['kv_dtype']}")]
+    rows += [(name, size, "") for name, size in out["overhead_parts"].items()]
+    rows += [("total", out["total_bytes"], ""), ("usable", out["available_bytes"], "")]
+    if s["engine"] == "vllm":
+        rows.append(("KV pool", out["kv_pool_bytes"], f"{out['kv_pool_tokens']:,} tokens in blocks of 16"))
+    for name, size, note in rows:
+        lines.append(f"  {name:<24}{gib(size):>12}" + (f"   ({note})" if note else ""))
+    if s["engine"] == "vllm" and out["starts"] and not out["fits_all"]:
+        lines.append(f"  vLLM starts, but only {out['max_seqs']} of the {s['seqs']} sequences fit at full length at once; the rest wait")
+    if out.get("gpu_layers") is not None:
+        lines.append(f"  on the GPU: {out['gpu_layers']} of {out['layers']} layers (the rest on the CPU, much slower)")
+    lines += ["", f"Largest context that fits: {out['max_context']:,} tokens",
+              f"Largest number of concurrent sequences at {s['context']:,} tokens: {out['max_seqs']:,}"]
+    for warning in out["warnings"]:
+        lines.append(f"Note: {warning}")
+    lines += ["", "Command:", command_for(s["name"], s["hf_repo"], s, out)]
+    if out["error_ids"]:
+        lines += ["", "What you would see:"] + [f"  {SITE}errors/{eid}/" for eid in out["error_ids"]]
+    return "\n".join(lines)
+
+
+def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
+    loaded = load(root)
+    models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
+    model = models.get(args.model)
+    if model is None:
+        print(f"no model entry '{args.model}' (known: {', '.join(sorted(models)) or 'none'})", file=sys.stderr)
+        return 2
+    if args.gpu is not None:
+        gpu = gpus.get(args.gpu)
+        if gpu is None:
+            print(f"no GPU entry '{args.gpu}' (known: {', '.join(sorted(gpus)) or 'none'})", file=sys.stderr)
+            return 2
+        sc = scenario(args.gpu, gpu, args.engine, args.context, args.quant, args.kv_dtype or "auto",
+                      args.seqs, args.gpus, args.gpu_memory_utilization)
+        label = f"{args.gpus} x {gpu.title}" if args.gpus > 1 else gpu.title
+    else:
+        sc = {"engine": args.engine, "quant": args.quant, "kv_dtype": args.kv_dtype or "auto", "context": args.context,
+              "seqs": args.seqs, "gpus": args.gpus, "vram_bytes": args.vram_gib * vram.GIB, "vendor": args.vendor,
+              "gpu_memory_utilization": args.gpu_memory_utilization}
+        label = f"{args.gpus} x {args.vram_gib:g} GiB" if args.gpus > 1 else f"{args.vram_gib:g} GiB"
+    arch = arch_of(model)
+    out = vram.evaluate(arch, sc)
+    if not out["ok"]:
+        for message in out["errors"]:
+            print(message, file=sys.stderr)
+        return 2
+    s, _, _ = vram.check_inputs(arch, sc)
+    s.update(label=label, name=args.model, hf_repo=model.hf_repo, native_dtype=model.native_dtype)
+    out["command"] = command_for(args.model, model.hf_repo, s, out)
+    if args.json:
+        print(json.dumps({**out, "model": args.model, "quant": s["quant"], "kv_dtype": s["kv_dtype"],
+                          "family": family_of(model.hf_repo)}, indent=1, sort_keys=True))
+    else:
+        print(report(model.title, s, out))
+    return 0 if out["fits"] else 1
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("will-it-run", help="does a model fit on a GPU with an engine, and how much context fits")
+    p.add_argument("--model", required=True, help="model id from entries/models/")
+    p.add_argument("--engine", required=True, choices=vram.ENGINES)
+    p.add_argument("--quant", help="weight format (default: published dtype for vLLM, Q4_K_M for GGUF engines)")
+    p.add_argument("--kv-dtype", choices=["auto", "f16", "bf16", "fp8", "q8_0", "q4_0"])
+    p.add_argument("--context", required=True, type=int, help="tokens per sequence")
+    p.add_argument("--seqs", type=int, default=1, help="sequences served at the same time")
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--gpu", help="GPU id from entries/gpus/")
+    where.add_argument("--vram-gib", type=float, help="total memory per GPU as the driver reports it, in GiB")
+    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (tensor parallel for vLLM, layer split otherwise)")
+    p.add_argument("--vendor", choices=["nvidia", "amd", "apple"], default="nvidia", help="with --vram-gib")
+    p.add_argument("--gpu-memory-utilization", type=float, default=vram.VLLM_DEFAULT_UTIL, help="vLLM memory fraction")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_will_it_run)

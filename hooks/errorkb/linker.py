@@ -1,0 +1,181 @@
+"""Stage 2, linking: validated entries → the graph the pages are rendered from.
+
+Input: a ``Loaded``. Output: a ``Graph`` with related links in both
+directions, the guides that cover each error, indexes per category, tool and
+tag, the redirects from aliases, and Problems for dangling references, unknown
+taxonomy terms, duplicate ids and aliases that collide.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from .loader import Loaded
+from .problems import Problem, problem
+from .yamlfile import field_path
+
+Ref = tuple[str, str]  # (kind, id)
+
+
+@dataclass
+class Graph:
+    loaded: Loaded
+    related_errors: dict[Ref, list[str]] = field(default_factory=dict)  # both directions
+    related_guides: dict[Ref, list[str]] = field(default_factory=dict)  # both directions
+    by_category: dict[str, list[str]] = field(default_factory=dict)  # category -> error ids
+    by_tool: dict[str, list[Ref]] = field(default_factory=dict)
+    by_tag: dict[str, list[Ref]] = field(default_factory=dict)
+    redirects: dict[Ref, str] = field(default_factory=dict)  # (kind, old id) -> current id
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def errors(self) -> dict[str, BaseModel]:
+        return self.loaded.entries["errors"]
+
+    @property
+    def guides(self) -> dict[str, BaseModel]:
+        return self.loaded.entries["guides"]
+
+    def entry(self, ref: Ref) -> BaseModel:
+        return self.loaded.entries[ref[0]][ref[1]]
+
+    def title_key(self, ref: Ref) -> str:
+        return self.entry(ref).title.lower()
+
+
+def _suggest(wanted: str, known: list[str], renamed: dict[str, str]) -> str:
+    if wanted in renamed:
+        return f"'{wanted}' was renamed; use '{renamed[wanted]}'"
+    close = difflib.get_close_matches(wanted, known, n=1, cutoff=0.5)
+    if not close:
+        close = [k for k in known if wanted in k or k in wanted][:1]
+    return f"did you mean '{close[0]}'?" if close else "run `ls entries/*/` for the ids that exist"
+
+
+def _check_terms(graph: Graph, kind: str, entry_id: str, entry: BaseModel) -> None:
+    loaded = graph.loaded
+    rel = loaded.files[(kind, entry_id)]
+    fields = [("author", "authors"), ("category", "categories"), ("tools", "tools"), ("platforms", "platforms")]
+    for name, taxonomy in fields:
+        value = getattr(entry, name, None)
+        if value is None:
+            continue
+        values = [(( name,), value)] if isinstance(value, str) else [((name, i), v) for i, v in enumerate(value)]
+        for path, term in values:
+            known = loaded.taxonomies.get(taxonomy, {})
+            if term not in known:
+                hint = _suggest(term, sorted(known), {}) + f" (or add it to entries/{taxonomy}.yaml)"
+                graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{term}' is not in entries/{taxonomy}.yaml", hint))
+    for tool in getattr(entry, "applies_to", {}) or {}:
+        if tool not in loaded.taxonomies.get("tools", {}):
+            path = ("applies_to", tool)
+            graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{tool}' is not in entries/tools.yaml", _suggest(tool, sorted(loaded.taxonomies.get("tools", {})), {})))
+
+
+def _check_ids(graph: Graph) -> None:
+    """Ids and aliases are one namespace per kind; error and guide ids are one namespace too (``kb cite ID``)."""
+    loaded = graph.loaded
+    owner: dict[tuple[str, str], Ref] = {}
+    for kind, entries in loaded.entries.items():
+        space = "text" if kind in ("errors", "guides") else kind
+        for entry_id in sorted(entries):
+            key = (space, entry_id)
+            if key in owner:
+                other = loaded.files[owner[key]]
+                rel = loaded.files[(kind, entry_id)]
+                graph.problems.append(problem("KB014", rel, 1, "", f"the id '{entry_id}' is also used by {other}"))
+            owner[key] = (kind, entry_id)
+    for kind, entries in loaded.entries.items():
+        space = "text" if kind in ("errors", "guides") else kind
+        for entry_id, entry in sorted(entries.items()):
+            for index, alias in enumerate(getattr(entry, "aliases", [])):
+                rel = loaded.files[(kind, entry_id)]
+                path = ("aliases", index)
+                key = (space, alias)
+                if alias == entry_id:
+                    graph.problems.append(problem("KB015", rel, loaded.line(kind, entry_id, path), field_path(path), "an entry cannot be an alias of itself"))
+                elif key in owner:
+                    clash = owner[key]
+                    what = "the id of" if clash[1] == alias else "already an alias of"
+                    graph.problems.append(problem("KB014", rel, loaded.line(kind, entry_id, path), field_path(path), f"the alias '{alias}' is {what} {loaded.files[clash]}"))
+                else:
+                    owner[key] = (kind, entry_id)
+                    graph.redirects[(kind, alias)] = entry_id
+
+
+def _resolve(graph: Graph, kind: str, entry_id: str, path: tuple, target_kind: str, target: str) -> bool:
+    loaded = graph.loaded
+    rel = loaded.files[(kind, entry_id)]
+    line = loaded.line(kind, entry_id, path)
+    if target == entry_id and target_kind == kind:
+        graph.problems.append(problem("KB015", rel, line, field_path(path), f"'{target}' is this entry itself"))
+        return False
+    if target not in loaded.entries[target_kind]:
+        renamed = {old: new for (k, old), new in graph.redirects.items() if k == target_kind}
+        hint = _suggest(target, sorted(loaded.entries[target_kind]), renamed)
+        noun = target_kind[:-1]
+        graph.problems.append(problem("KB012", rel, line, field_path(path), f"'{target}' is not an {noun} entry" if noun == "error" else f"'{target}' is not a {noun} entry", hint))
+        return False
+    return True
+
+
+def _add(mapping: dict, key, value) -> None:
+    bucket = mapping.setdefault(key, [])
+    if value not in bucket:
+        bucket.append(value)
+
+
+def _link_references(graph: Graph) -> None:
+    for kind in ("errors", "guides"):
+        for entry_id, entry in graph.loaded.entries[kind].items():
+            me = (kind, entry_id)
+            graph.related_errors.setdefault(me, [])
+            graph.related_guides.setdefault(me, [])
+            for index, target in enumerate(entry.related_errors):
+                if _resolve(graph, kind, entry_id, ("related_errors", index), "errors", target):
+                    _add(graph.related_errors, me, target)
+                    (_add(graph.related_errors, ("errors", target), entry_id) if kind == "errors" else _add(graph.related_guides, ("errors", target), entry_id))
+            if kind == "guides":
+                for index, target in enumerate(entry.related_guides):
+                    if _resolve(graph, kind, entry_id, ("related_guides", index), "guides", target):
+                        _add(graph.related_guides, me, target)
+                        _add(graph.related_guides, ("guides", target), entry_id)
+                for c_index, cause in enumerate(entry.causes):
+                    for index, target in enumerate(cause.errors):
+                        if _resolve(graph, kind, entry_id, ("causes", c_index, "errors", index), "errors", target):
+                            _add(graph.related_errors, me, target)
+                            _add(graph.related_guides, ("errors", target), entry_id)
+
+
+def _build_indexes(graph: Graph) -> None:
+    for kind in ("errors", "guides"):
+        for entry_id, entry in graph.loaded.entries[kind].items():
+            ref = (kind, entry_id)
+            if kind == "errors":
+                _add(graph.by_category, entry.category, entry_id)
+            for tool in entry.tools:
+                _add(graph.by_tool, tool, ref)
+            for tag in entry.tags:
+                _add(graph.by_tag, tag, ref)
+    for ids in graph.by_category.values():
+        ids.sort(key=lambda i: (graph.errors[i].title.lower(), i))
+    for index in (graph.by_tool, graph.by_tag):
+        for refs in index.values():
+            refs.sort(key=lambda r: (graph.title_key(r), r))
+    for ref, ids in graph.related_errors.items():
+        authored = graph.entry(ref).related_errors if ref[0] == "errors" else []
+        ids.sort(key=lambda i: (i not in authored, authored.index(i) if i in authored else 0, graph.errors[i].title.lower()))
+
+
+def link(loaded: Loaded) -> Graph:
+    graph = Graph(loaded=loaded)
+    _check_ids(graph)
+    for kind in ("errors", "guides"):
+        for entry_id, entry in sorted(loaded.entries[kind].items()):
+            _check_terms(graph, kind, entry_id, entry)
+    _link_references(graph)
+    _build_indexes(graph)
+    return graph

@@ -1,0 +1,183 @@
+"""Stage 1, loading: entries/**/*.yaml → validated models + Problems.
+
+Input: the KB root (the folder with mkdocs.yml and entries/). Output: a
+``Loaded`` with every valid entry by kind and id, the taxonomies, the line
+numbers of every field (for the linker's messages) and every Problem found.
+It never stops at the first bad file: one broken entry must not hide another.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from . import schema
+from .problems import Problem, problem
+from .safety import check_markdown, check_signature
+from .yamlfile import YamlDoc, field_path, read_yaml
+
+MARKDOWN_FIELDS = {"cause", "body", "diagnose", "fix", "answer"}
+MAX_FILES = 50_000
+
+
+@dataclass
+class Loaded:
+    root: Path
+    entries: dict[str, dict[str, BaseModel]] = field(default_factory=dict)
+    taxonomies: dict[str, dict[str, BaseModel]] = field(default_factory=dict)
+    files: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> path relative to root
+    docs: dict[tuple[str, str], YamlDoc] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+
+    def line(self, kind: str, entry_id: str, path: tuple) -> int:
+        doc = self.docs.get((kind, entry_id))
+        return doc.line_of(path) if doc else 1
+
+
+def find_root(start: Path | None = None) -> Path | None:
+    """The nearest folder, from ``start`` upwards, that holds both mkdocs.yml and entries/."""
+    here = (start or Path.cwd()).resolve()
+    for folder in [here, *here.parents]:
+        if (folder / "mkdocs.yml").is_file() and (folder / "entries").is_dir():
+            return folder
+    return None
+
+
+def _problems_from_validation(exc: ValidationError, doc: YamlDoc, rel: str) -> list[Problem]:
+    out = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(err["loc"])
+        kind = err["type"]
+        path = field_path(loc)
+        if kind == "missing":
+            out.append(problem("KB009", rel, doc.line_of(loc[:-1]), path, f"'{loc[-1]}' is required"))
+        elif kind == "extra_forbidden":
+            out.append(problem("KB010", rel, doc.line_of(loc), path, f"'{loc[-1]}' is not a field of this kind of entry"))
+        else:
+            message = err["msg"].removeprefix("Value error, ")
+            code = "KB018" if "in the future" in message else "KB019" if loc[:1] == ("signatures",) else "KB011"
+            if kind == "string_pattern_mismatch" and loc[-1:] != () and isinstance(err.get("input"), str):
+                message = f"{err['input'][:60]!r} does not have the expected form ({err['ctx']['pattern']})"
+            out.append(problem(code, rel, doc.line_of(loc), path, message))
+    return out
+
+
+def _walk_strings(value: object, path: tuple = ()):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from _walk_strings(item, path + (key,))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _walk_strings(item, path + (index,))
+    elif isinstance(value, str):
+        yield path, value
+
+
+def _content_problems(data: dict, doc: YamlDoc, rel: str, kind: str) -> list[Problem]:
+    """Checks on the text itself: raw HTML, unsafe links, unsafe or useless signatures."""
+    out = []
+    for path, text in _walk_strings(data):
+        if path and path[-1] in MARKDOWN_FIELDS:
+            for code, message in check_markdown(text):
+                out.append(problem(code, rel, doc.line_of(path), field_path(path), message))
+    if kind == "errors":
+        signatures = [p for p in data.get("signatures") or [] if isinstance(p, str)]
+        safe = []
+        for index, pattern in enumerate(signatures):
+            path = ("signatures", index)
+            reason = check_signature(pattern)
+            if reason:
+                out.append(problem("KB019", rel, doc.line_of(path), field_path(path), reason))
+            else:
+                safe.append(pattern)
+        error_text = re.sub(r"\s+", " ", str(data.get("error", "")))
+        if safe and len(safe) == len(signatures) and error_text.strip():
+            if not any(re.search(p, error_text, re.IGNORECASE) for p in safe):
+                out.append(problem("KB022", rel, doc.line_of(("signatures",)), "signatures", "no signature matches the entry's own `error` text"))
+    return out
+
+
+def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
+    model = schema.KINDS[kind]
+    entry_id = path.stem
+    pattern = schema.HW_ID_PATTERN if kind in schema.HARDWARE_KINDS else schema.ID_PATTERN
+    if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id) or entry_id in schema.RESERVED_IDS:
+        why = "reserved for an index page" if entry_id in schema.RESERVED_IDS else "must be lowercase letters, digits and single hyphens, ending in .yaml"
+        loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' {why}"))
+        return
+    doc = read_yaml(path.read_bytes(), rel)
+    loaded.docs[(kind, entry_id)] = doc
+    if doc.problems:
+        loaded.problems.extend(doc.problems)
+        return
+    content = _content_problems(doc.data, doc, rel, kind)
+    try:
+        entry = model.model_validate(doc.data)
+    except ValidationError as exc:
+        loaded.problems.extend(_problems_from_validation(exc, doc, rel))
+        loaded.problems.extend(content)
+        return
+    loaded.problems.extend(content)
+    if not content:
+        loaded.entries[kind][entry_id] = entry
+        loaded.files[(kind, entry_id)] = rel
+
+
+def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
+    model = schema.TAXONOMIES[name]
+    loaded.taxonomies[name] = {}
+    doc = read_yaml(path.read_bytes(), rel)
+    if doc.problems:
+        loaded.problems.extend(doc.problems)
+        return
+    for term_id, value in doc.data.items():
+        if not isinstance(term_id, str) or not re.fullmatch(schema.ID_PATTERN, term_id):
+            loaded.problems.append(problem("KB011", rel, doc.line_of((term_id,)), str(term_id), "a term id must be lowercase letters, digits and hyphens"))
+            continue
+        try:
+            loaded.taxonomies[name][term_id] = model.model_validate(value)
+        except ValidationError as exc:
+            for p in _problems_from_validation(exc, doc, rel):
+                loaded.problems.append(problem(p.code, rel, doc.line_of((term_id, *p.field.split("."))) if p.field else doc.line_of((term_id,)), f"{term_id}.{p.field}" if p.field else term_id, p.message))
+
+
+def load(root: Path, only: list[Path] | None = None) -> Loaded:
+    """Load every entry under ``root/entries``. ``only`` limits which entry files report problems."""
+    root = root.resolve()
+    entries_dir = root / "entries"
+    loaded = Loaded(root=root, entries={kind: {} for kind in schema.KINDS})
+    for name in schema.TAXONOMIES:
+        path = entries_dir / f"{name}.yaml"
+        rel = path.relative_to(root).as_posix()
+        if path.is_file():
+            load_taxonomy(path, rel, name, loaded)
+        else:
+            loaded.taxonomies[name] = {}
+            loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
+    count = 0
+    for path in sorted(entries_dir.rglob("*")):
+        if path.is_dir() or path.name.startswith("."):
+            continue
+        rel = path.relative_to(root).as_posix()
+        parts = path.relative_to(entries_dir).parts
+        if len(parts) == 1:
+            if path.stem in schema.TAXONOMIES or path.name in {"schema.json", "README.md"}:
+                continue
+            loaded.problems.append(problem("KB021", rel, 1, "", "only taxonomies and schema.json live directly in entries/"))
+            continue
+        if len(parts) != 2 or parts[0] not in schema.KINDS:
+            loaded.problems.append(problem("KB021", rel, 1, "", f"'{'/'.join(parts[:-1])}' is not a folder of entries"))
+            continue
+        count += 1
+        if count > MAX_FILES:
+            loaded.problems.append(problem("KB002", rel, 1, "", f"more than {MAX_FILES} entry files"))
+            break
+        load_file(path, rel, parts[0], loaded)
+    loaded.problems = list(dict.fromkeys(loaded.problems))  # a bad signature is reported by two checks
+    if only is not None:
+        wanted = {p.resolve().relative_to(root).as_posix() for p in only if p.resolve().is_relative_to(root)}
+        loaded.problems = [p for p in loaded.problems if p.file in wanted or any(p.file.startswith(w.rstrip("/") + "/") for w in wanted)]
+    return loaded

@@ -1,0 +1,198 @@
+"""Stage 4, pages: the graph → generated Markdown pages and static files.
+
+Input: a ``Graph`` and the site ``Settings``. Output: ``GeneratedPage``
+(Markdown that MkDocs renders with the theme) and ``GeneratedFile`` (bytes
+copied as they are: redirect pages). No mkdocs import: another generator can
+take the same list.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+import posixpath
+import re
+from dataclasses import dataclass
+from urllib.parse import quote, urlencode
+
+from .linker import Graph
+from .render import render
+
+VERIFICATION = {
+    "owner": "Reproduced by the maintainer",
+    "editorial": "Reviewed by the editors against the sources",
+    "community": "Submitted by the community, not yet reviewed",
+}
+KIND_DIRS = {"errors": "errors", "guides": "guides", "models": "models", "gpus": "gpus"}
+
+
+@dataclass(frozen=True)
+class Settings:
+    site_url: str = "https://errorkb.org/"
+    repo_url: str = "https://github.com/errorkb/errorkb"
+    repo_branch: str = "main"
+    freshness_days: int = 365
+    report: str = "issue"  # "issue": a prefilled issue form; "email": a mailto link
+    report_email: str = ""
+    today: dt.date = dt.date(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class GeneratedPage:
+    src_uri: str  # e.g. "errors/cuda-oom-loading-model.md"
+    markdown: str
+
+
+@dataclass(frozen=True)
+class GeneratedFile:
+    dest_uri: str  # e.g. "errors/old-id/index.html"
+    content: bytes
+
+
+def page_uri(kind: str, entry_id: str) -> str:
+    return f"{KIND_DIRS[kind]}/{entry_id}.md"
+
+
+def page_url(kind: str, entry_id: str) -> str:
+    """The public path of an entry, relative to the site root: "errors/<id>/"."""
+    return f"{KIND_DIRS[kind]}/{entry_id}/"
+
+
+def relative(from_uri: str, to_uri: str) -> str:
+    """A Markdown link from one source page to another (MkDocs resolves and validates it)."""
+    return posixpath.relpath(to_uri, posixpath.dirname(from_uri) or ".")
+
+
+def plain(markdown_text: str) -> str:
+    """Markdown → one line of plain text, for summaries and email snippets."""
+    text = re.sub(r"```.*?```", " ", markdown_text, flags=re.S)
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"[`*_#>]", "", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def summary_of(entry) -> str:
+    if getattr(entry, "summary", None):
+        return re.sub(r"\s+", " ", entry.summary).strip()
+    text = plain(entry.cause)
+    match = re.match(r"(.{20,240}?[.!?])(\s|$)", text)
+    return match.group(1) if match else text[:200].rstrip() + ("…" if len(text) > 200 else "")
+
+
+def is_stale(entry, settings: Settings) -> bool:
+    return (settings.today - entry.last_verified).days > settings.freshness_days
+
+
+def edit_url(settings: Settings, rel: str) -> str:
+    return f"{settings.repo_url.rstrip('/')}/edit/{settings.repo_branch}/{quote(rel)}"
+
+
+def report_url(settings: Settings, kind: str, entry_id: str, title: str) -> str:
+    if settings.report == "email" and settings.report_email:
+        body = f"Entry: {entry_id}\nStep I tried:\nWhat happened:\nMy stack (engine, version, GPU, driver):\n"
+        return f"mailto:{settings.report_email}?" + urlencode({"subject": f"[{entry_id}] did this fix it?", "body": body}, quote_via=quote)
+    query = urlencode({"template": "fix-report.yml", "entry": entry_id, "title": f"[{entry_id}] {title}"[:200]}, quote_via=quote)
+    return f"{settings.repo_url.rstrip('/')}/issues/new?{query}"
+
+
+def url_md(url: str) -> str:
+    """A URL that is safe inside Markdown link parentheses."""
+    return url.replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+
+
+def human_date(day: dt.date) -> str:
+    return f"{day.day} {day.strftime('%B %Y')}"
+
+
+class _Linker:
+    """Relative links from one page, handed to templates as ``href``."""
+
+    def __init__(self, from_uri: str) -> None:
+        self.from_uri = from_uri
+
+    def __call__(self, kind: str, entry_id: str = "index") -> str:
+        if kind in ("categories", "tools", "tags"):
+            return relative(self.from_uri, f"{kind}/{entry_id}.md")
+        if kind == "page":
+            return relative(self.from_uri, entry_id)
+        return relative(self.from_uri, page_uri(kind, entry_id))
+
+
+def _common(graph: Graph, settings: Settings, src_uri: str) -> dict:
+    tax = graph.loaded.taxonomies
+    return {
+        "href": _Linker(src_uri),
+        "categories": tax["categories"],
+        "tools": tax["tools"],
+        "platforms": tax["platforms"],
+        "authors": tax["authors"],
+        "errors": graph.errors,
+        "guides": graph.guides,
+        "summary_of": summary_of,
+        "human_date": human_date,
+        "url_md": url_md,
+        "settings": settings,
+        "verification": VERIFICATION,
+    }
+
+
+def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
+    entry = graph.loaded.entries[kind][entry_id]
+    src_uri = page_uri(kind, entry_id)
+    rel = graph.loaded.files[(kind, entry_id)]
+    context = _common(graph, settings, src_uri) | {
+        "id": entry_id,
+        "e": entry,
+        "summary": summary_of(entry),
+        "stale": is_stale(entry, settings),
+        "related_errors": graph.related_errors.get((kind, entry_id), []),
+        "related_guides": graph.related_guides.get((kind, entry_id), []),
+        "edit_url": edit_url(settings, rel),
+        "report_url": report_url(settings, kind, entry_id, entry.title),
+        "absolute_url": settings.site_url + page_url(kind, entry_id),
+    }
+    template = "error.md.j2" if kind == "errors" else "guide.md.j2"
+    return GeneratedPage(src_uri, render(template, **context))
+
+
+def index_pages(graph: Graph, settings: Settings) -> list[GeneratedPage]:
+    pages = []
+    recent = sorted(
+        [("errors", i) for i in graph.errors] + [("guides", i) for i in graph.guides],
+        key=lambda r: (graph.entry(r).last_verified, r[1]),
+        reverse=True,
+    )[:10]
+    stale = sorted(
+        [r for r in [("errors", i) for i in graph.errors] + [("guides", i) for i in graph.guides] if is_stale(graph.entry(r), settings)],
+        key=lambda r: (graph.entry(r).last_verified, r[1]),
+    )
+    home = "errors/index.md"
+    pages.append(GeneratedPage(home, render("home.md.j2", **_common(graph, settings, home), by_category=graph.by_category, by_tool=graph.by_tool, recent=[(r, graph.entry(r)) for r in recent], stale_count=len(stale))))
+    guides_uri = "guides/index.md"
+    pages.append(GeneratedPage(guides_uri, render("guides-index.md.j2", **_common(graph, settings, guides_uri), ids=sorted(graph.guides, key=lambda i: graph.guides[i].title.lower()))))
+    for category, term in graph.loaded.taxonomies["categories"].items():
+        uri = f"categories/{category}.md"
+        pages.append(GeneratedPage(uri, render("category.md.j2", **_common(graph, settings, uri), slug=category, term=term, ids=graph.by_category.get(category, []))))
+    for tool, term in graph.loaded.taxonomies["tools"].items():
+        uri = f"tools/{tool}.md"
+        pages.append(GeneratedPage(uri, render("tool.md.j2", **_common(graph, settings, uri), slug=tool, term=term, refs=graph.by_tool.get(tool, []), entry=graph.entry)))
+    return pages
+
+
+def redirect_file(settings: Settings, dest_dir: str, target_path: str) -> GeneratedFile:
+    """A redirect page that works without JavaScript and keeps a #step anchor when JavaScript runs."""
+    depth = dest_dir.strip("/").count("/") + 1
+    rel = "../" * depth + target_path
+    absolute = settings.site_url + target_path
+    body = render("redirect.html.j2", rel=html.escape(rel, quote=True), absolute=html.escape(absolute, quote=True), rel_js=rel.replace("\\", "\\\\").replace('"', '\\"'))
+    return GeneratedFile(f"{dest_dir.strip('/')}/index.html", body.encode("utf-8"))
+
+
+def build_pages(graph: Graph, settings: Settings) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+    pages: list[GeneratedPage] = []
+    for kind in ("errors", "guides"):
+        for entry_id in sorted(graph.loaded.entries[kind]):
+            pages.append(entry_page(graph, settings, kind, entry_id))
+    pages.extend(index_pages(graph, settings))
+    files = [redirect_file(settings, f"{KIND_DIRS[kind]}/{old}", page_url(kind, new)) for (kind, old), new in sorted(graph.redirects.items())]
+    return pages, files

@@ -1,0 +1,67 @@
+"""The one place that knows the order of the stages.
+
+load (YAML → models) → link (graph) → pages (Markdown) + api (JSON).
+``build(root, settings)`` returns everything a site generator needs, and every
+problem found; the caller decides to refuse publishing when there are any.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .api import export_api
+from .linker import Graph, link
+from .loader import load
+from .pages import GeneratedFile, GeneratedPage, Settings, build_pages
+from .problems import Problem
+
+
+@dataclass
+class Site:
+    graph: Graph
+    pages: list[GeneratedPage] = field(default_factory=list)
+    files: list[GeneratedFile] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+def build_date() -> dt.date:
+    """Today, or the date of SOURCE_DATE_EPOCH so two builds of one commit are identical."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch and epoch.isdigit():
+        return dt.datetime.fromtimestamp(int(epoch), dt.timezone.utc).date()
+    return dt.date.today()
+
+
+def settings_from(extra: dict, site_url: str | None, repo_url: str | None) -> Settings:
+    """Settings from mkdocs.yml: ``site_url``, ``repo_url`` and the ``extra.kb`` block."""
+    kb = (extra or {}).get("kb", {}) or {}
+    base = Settings()
+    return Settings(
+        site_url=(site_url or base.site_url).rstrip("/") + "/",
+        repo_url=(repo_url or base.repo_url).rstrip("/"),
+        repo_branch=kb.get("repo_branch", base.repo_branch),
+        freshness_days=int(kb.get("freshness_days", base.freshness_days)),
+        report=kb.get("report", base.report),
+        report_email=kb.get("report_email", base.report_email),
+        today=build_date(),
+    )
+
+
+def nav_sections(site: Site) -> dict[str, list[tuple[str, str]]]:
+    """Navigation children for generated sections: sections and indexes only, never one item per entry."""
+    categories = site.graph.loaded.taxonomies.get("categories", {})
+    return {"errors/index.md": [(term.name, f"categories/{slug}.md") for slug, term in categories.items()]}
+
+
+def build(root: Path, settings: Settings) -> Site:
+    loaded = load(root)
+    graph = link(loaded)
+    site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems, key=Problem.sort_key))
+    if site.problems:
+        return site
+    site.pages, redirects = build_pages(graph, settings)
+    site.files = redirects + export_api(graph, settings)
+    return site

@@ -1,0 +1,67 @@
+"""Stage 3, rendering: Jinja2 templates (templates/pages/*.j2) → Markdown strings.
+
+Input: a template name and the context a page needs. Output: Markdown text.
+StrictUndefined makes a missing field fail the build instead of printing
+nothing. Templates produce Markdown, not HTML, so autoescape stays off; every
+value that is inserted as text (not as authored Markdown) goes through the
+``text`` filter, which escapes what Markdown or HTML would interpret.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates" / "pages"
+
+_MD_SPECIALS = re.compile(r"([\\`*_\[\]{}()#+!|<>~])")
+
+
+def text(value: object) -> str:
+    """Escape a plain-text value so Markdown and HTML print it literally."""
+    escaped = _MD_SPECIALS.sub(r"\\\1", str(value))
+    return escaped.replace("&", "&amp;")
+
+
+def attr(value: object) -> str:
+    """Escape a value placed inside an HTML attribute of a template."""
+    return html.escape(str(value), quote=True)
+
+
+def code_block(value: str, lang: str = "text") -> str:
+    """A fenced block whose fence is longer than any backtick run inside it."""
+    longest = max((len(m) for m in re.findall(r"`+", value)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{value.rstrip()}\n{fence}"
+
+
+def indent_md(value: str, spaces: int = 4) -> str:
+    """Indent authored Markdown so it nests inside a list item or admonition."""
+    pad = " " * spaces
+    return "\n".join(pad + line if line.strip() else "" for line in value.strip("\n").splitlines())
+
+
+@lru_cache(maxsize=4)
+def environment(templates_dir: str = str(TEMPLATES_DIR)) -> jinja2.Environment:
+    # Cached per process only for speed of repeated renders within one build;
+    # templates are re-read when their mtime changes (auto_reload), so
+    # `mkdocs serve` still picks up edits.
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        auto_reload=True,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(text=text, attr=attr, code_block=code_block, indent_md=indent_md)
+    return env
+
+
+def render(template_name: str, **context: object) -> str:
+    return environment().get_template(template_name).render(**context)

@@ -1,0 +1,62 @@
+"""MkDocs hooks: translate MkDocs events into one errorkb.pipeline.build() call.
+
+Nothing else belongs here. Data is re-read on every build (no module-level
+cache survives between builds), so `mkdocs serve` shows every edit.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.structure.files import File  # noqa: E402
+
+from errorkb import pipeline, safety  # noqa: E402
+
+_build = {}  # this build's result, replaced at every on_config
+
+
+def on_config(config):
+    root = Path(config.config_file_path).resolve().parent
+    settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)
+    site = pipeline.build(root, settings)
+    if site.problems:
+        lines = "\n".join(p.format() for p in site.problems)
+        raise PluginError(f"{len(site.problems)} problem(s) in entries/, nothing was published:\n{lines}")
+    config.nav = _expand_nav(config.nav or [], pipeline.nav_sections(site))
+    _build.clear()
+    _build.update(site=site, generated=set())
+    return config
+
+
+def _expand_nav(items, sections):
+    """Turn a nav item pointing at a generated index into a section with its index pages."""
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            (title, value), = item.items()
+            if isinstance(value, str) and value in sections:
+                item = {title: [value] + [{name: uri} for name, uri in sections[value]]}
+            elif isinstance(value, list):
+                item = {title: _expand_nav(value, sections)}
+        out.append(item)
+    return out
+
+
+def on_files(files, config):
+    site = _build["site"]
+    for page in site.pages:
+        files.append(File.generated(config, page.src_uri, content=page.markdown))
+        _build["generated"].add(page.src_uri)
+    for item in site.files:
+        files.append(File.generated(config, item.dest_uri, content=item.content))
+    return files
+
+
+def on_page_content(html, page, config, files):
+    if page.file.src_uri in _build.get("generated", ()):
+        return safety.clean_html(html)
+    return html
