@@ -116,3 +116,12 @@ def page(browser):
     pg = context.new_page()
     yield pg
     context.close()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-golden", action="store_true", help="rewrite tests/golden/ from the current output")
+
+
+@pytest.fixture
+def update_golden(request) -> bool:
+    return request.config.getoption("--update-golden")

@@ -97,7 +97,7 @@ _NOT_JS = [
     (re.compile(r"\(\?P="), "backreferences"),
     (re.compile(r"\\[1-9]"), "backreferences"),
 ]
-MAX_BOUNDED = 500
+MAX_BOUNDED = 4000  # wide enough to tie a message to a traceback frame nearby
 
 
 def _is_wide(op: object, arg: object) -> bool:

@@ -1,0 +1,65 @@
+"""The real thing: strict MkDocs builds of the real entries and of broken KBs."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+from conftest import FIXTURES, ROOT, make_kb, mkdocs_build, run_kb
+
+
+def test_real_entries_build_strict(built_site):
+    assert (built_site / "index.html").exists()
+    assert (built_site / "errors" / "index.html").exists()
+    entries = sorted(p.stem for p in (ROOT / "entries" / "errors").glob("*.yaml"))
+    assert entries, "the KB has no error entries"
+    for entry_id in entries:
+        html = (built_site / "errors" / entry_id / "index.html").read_text(encoding="utf-8")
+        assert 'id="step-1"' in html
+        assert re.search(r'<time datetime="\d{4}-\d{2}-\d{2}">', html)
+    index = json.loads((built_site / "api" / "v1" / "entries.json").read_text())
+    assert {e["id"] for e in index["entries"] if e["kind"] == "error"} == set(entries)
+
+
+def test_real_entries_pass_kb_check():
+    result = run_kb("check")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_broken_entry_stops_the_build_and_names_it(tmp_path):
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid")
+    bad = kb / "entries" / "errors" / "cuda-oom-loading-model.yaml"
+    bad.write_text(bad.read_text().replace("category: out-of-memory", "category: oom"))
+    result = mkdocs_build(kb, tmp_path / "out")
+    assert result.returncode != 0
+    assert "entries/errors/cuda-oom-loading-model.yaml:6: category: KB013" in result.stderr
+    assert not (tmp_path / "out" / "errors").exists()
+
+
+def test_hostile_markdown_never_reaches_html(tmp_path):
+    """Even if an entry bypassed `kb check`, the rendered body is sanitised."""
+    from errorkb import safety
+
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid")
+    entry = kb / "entries" / "errors" / "cuda-oom-loading-model.yaml"
+    entry.write_text(entry.read_text().replace(
+        "Pick a model whose weights fit with room to spare.",
+        'Pick a model. <script>alert("x")</script> <img src=x onerror=alert(1)> [a](javascript:alert(2)) <svg onload=alert(3)>',
+    ))
+    original = safety.check_markdown
+    result = mkdocs_build(kb, tmp_path / "out")
+    assert result.returncode != 0 and "KB016" in result.stderr  # refused first
+    # now turn the check off in a copy of the hook environment and build anyway
+    (kb / "hooks").unlink()
+    shutil.copytree(ROOT / "hooks", kb / "hooks")
+    loader = kb / "hooks" / "errorkb" / "loader.py"
+    loader.write_text(loader.read_text().replace("for code, message in check_markdown(text):", "for code, message in []:"))
+    result = mkdocs_build(kb, tmp_path / "out2", {"PYTHONPATH": str(kb / "hooks")})
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "out2" / "errors" / "cuda-oom-loading-model" / "index.html").read_text()
+    body = html[html.index('<article'):html.index('</article>')].lower()
+    assert "alert" not in body.replace("alert(2)", "") or "<script" not in body
+    for bad in ("<script", "onerror", "onload", "javascript:", "<svg"):
+        assert bad not in body, bad
+    assert original is safety.check_markdown

@@ -1,0 +1,102 @@
+"""The kb command as editors and support engineers use it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import yaml
+
+from conftest import FIXTURES, ROOT, run_kb
+
+
+def test_check_names_file_line_field_and_exits_1(tmp_path):
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "valid", root)
+    bad = root / "entries" / "errors" / "cuda-oom-loading-model.yaml"
+    bad.write_text(bad.read_text().replace("tools: [pytorch, vllm]", "tools: [pytorch, vlm]"))
+    result = run_kb("check", cwd=root)  # root found from the current folder
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == [
+        "entries/errors/cuda-oom-loading-model.yaml:7: tools[1]: KB013 'vlm' is not in entries/tools.yaml (did you mean 'vllm'? (or add it to entries/tools.yaml))"
+    ]
+
+
+def test_check_limited_to_paths(tmp_path):
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "valid", root)
+    (root / "entries" / "errors" / "broken.yaml").write_text("title: [unclosed\n")
+    assert run_kb("--root", str(root), "check").returncode == 1
+    only = run_kb("--root", str(root), "check", str(root / "entries" / "guides"))
+    assert only.returncode == 0, only.stdout
+
+
+def test_check_outside_a_kb_says_so(tmp_path):
+    result = run_kb("check", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "no KB here" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_new_scaffolds_a_file_that_check_then_guides(tmp_path):
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "valid", root)
+    (root / "mkdocs.yml").write_text("site_name: t\n")
+    result = run_kb("--root", str(root), "new", "error", "my-new-error")
+    assert result.returncode == 0, result.stderr
+    path = root / "entries" / "errors" / "my-new-error.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../schema.json")
+    data = yaml.safe_load(text)
+    for field in ("title", "error", "signatures", "category", "tools", "platforms", "severity", "verified", "author", "last_verified", "cause", "solution", "sources"):
+        assert field in data
+    # the scaffold is a valid entry from the start, so every later problem is the editor's change
+    check = run_kb("--root", str(root), "check")
+    assert check.returncode == 0, check.stdout
+    again = run_kb("--root", str(root), "new", "error", "my-new-error")
+    assert again.returncode == 1 and "already exists" in again.stderr
+    bad = run_kb("--root", str(root), "new", "guide", "Bad_Id")
+    assert bad.returncode == 2
+
+
+def test_schema_check_detects_a_stale_copy(tmp_path):
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "valid", root)
+    assert run_kb("--root", str(root), "schema", "--check").returncode == 1
+    assert run_kb("--root", str(root), "schema").returncode == 0
+    assert run_kb("--root", str(root), "schema", "--check").returncode == 0
+    doc = json.loads((root / "entries" / "schema.json").read_text())
+    assert doc["$defs"]["ErrorEntry"]["additionalProperties"] is False
+    (root / "entries" / "schema.json").write_text("{}")
+    assert run_kb("--root", str(root), "schema", "--check").returncode == 1
+
+
+def test_committed_schema_is_current():
+    result = run_kb("schema", "--check")
+    assert result.returncode == 0, "entries/schema.json is stale: run `kb schema` and commit it"
+
+
+def test_cite_prints_title_summary_and_absolute_url():
+    result = run_kb("--root", str(FIXTURES / "valid"), "cite", "vllm-no-available-kv-cache-blocks")
+    assert result.returncode == 0
+    title, summary, url = result.stdout.splitlines()
+    assert title == "vLLM: No available memory for the cache blocks"
+    assert summary.startswith("vLLM found no memory left")
+    assert url == "https://errorkb.org/errors/vllm-no-available-kv-cache-blocks/"
+
+
+def test_cite_a_step_links_its_anchor_and_follows_aliases():
+    result = run_kb("--root", str(FIXTURES / "valid"), "cite", "vllm-kv-blocks", "--step", "2")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[1] == "Step 2: Shorten the maximum context"
+    assert lines[-1] == "https://errorkb.org/errors/vllm-no-available-kv-cache-blocks/#step-2"
+    missing = run_kb("--root", str(FIXTURES / "valid"), "cite", "vllm-no-available-kv-cache-blocks", "--step", "9")
+    assert missing.returncode == 1 and "has 2 steps" in missing.stderr
+
+
+def test_cite_uses_the_site_url_of_mkdocs_yml():
+    entry = next((ROOT / "entries" / "errors").glob("*.yaml")).stem
+    result = run_kb("cite", entry)
+    assert result.returncode == 0, result.stderr
+    site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text().split("\ntheme:")[0])["site_url"]
+    assert result.stdout.splitlines()[-1] == f"{site_url.rstrip('/')}/errors/{entry}/"
