@@ -28,7 +28,7 @@ def test_real_entries_pass_kb_check():
 
 
 def test_a_broken_entry_stops_the_build_and_names_it(tmp_path):
-    kb = make_kb(tmp_path / "kb", FIXTURES / "valid")
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid" / "entries")
     bad = kb / "entries" / "errors" / "cuda-oom-loading-model.yaml"
     bad.write_text(bad.read_text().replace("category: out-of-memory", "category: oom"))
     result = mkdocs_build(kb, tmp_path / "out")
@@ -39,15 +39,12 @@ def test_a_broken_entry_stops_the_build_and_names_it(tmp_path):
 
 def test_hostile_markdown_never_reaches_html(tmp_path):
     """Even if an entry bypassed `kb check`, the rendered body is sanitised."""
-    from errorkb import safety
-
-    kb = make_kb(tmp_path / "kb", FIXTURES / "valid")
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid" / "entries")
     entry = kb / "entries" / "errors" / "cuda-oom-loading-model.yaml"
     entry.write_text(entry.read_text().replace(
         "Pick a model whose weights fit with room to spare.",
         'Pick a model. <script>alert("x")</script> <img src=x onerror=alert(1)> [a](javascript:alert(2)) <svg onload=alert(3)>',
     ))
-    original = safety.check_markdown
     result = mkdocs_build(kb, tmp_path / "out")
     assert result.returncode != 0 and "KB016" in result.stderr  # refused first
     # now turn the check off in a copy of the hook environment and build anyway
@@ -59,7 +56,6 @@ def test_hostile_markdown_never_reaches_html(tmp_path):
     assert result.returncode == 0, result.stderr
     html = (tmp_path / "out2" / "errors" / "cuda-oom-loading-model" / "index.html").read_text()
     body = html[html.index('<article'):html.index('</article>')].lower()
-    assert "alert" not in body.replace("alert(2)", "") or "<script" not in body
     for bad in ("<script", "onerror", "onload", "javascript:", "<svg"):
         assert bad not in body, bad
-    assert original is safety.check_markdown
+    assert "Pick a model." in body  # the harmless text is kept

@@ -20,6 +20,11 @@ from .loader import load
 SITE = "https://errorkb.org/"
 
 
+def number_text(x: float) -> str:
+    """A number as JavaScript's String() writes it (1 not 1.0), so the page and the CLI print the same command."""
+    return str(int(x)) if x == int(x) else repr(float(x))
+
+
 def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
     """The command that starts the engine with these settings (the largest context that fits when asked too much)."""
     shrink = not out["fits"] and out.get("max_context", 0) >= 1
@@ -27,7 +32,7 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
     seqs, kv, quant = s["seqs"], s["kv_dtype"], s["quant"]
     if s["engine"] == "vllm":
         parts = [f"vllm serve {hf_repo}", f"--max-model-len {ctx}",
-                 f"--gpu-memory-utilization {s['gpu_memory_utilization']:g}"]
+                 f"--gpu-memory-utilization {number_text(s['gpu_memory_utilization'])}"]
         if s["gpus"] > 1:
             parts.append(f"--tensor-parallel-size {s['gpus']}")
         if kv == "fp8":

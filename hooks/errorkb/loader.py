@@ -58,7 +58,7 @@ def _problems_from_validation(exc: ValidationError, doc: YamlDoc, rel: str) -> l
             out.append(problem("KB010", rel, doc.line_of(loc), path, f"'{loc[-1]}' is not a field of this kind of entry"))
         else:
             message = err["msg"].removeprefix("Value error, ")
-            code = "KB018" if "in the future" in message else "KB019" if loc[:1] == ("signatures",) else "KB011"
+            code = "KB018" if "in the future" in message else "KB019" if loc[:1] in (("signatures",), ("context",)) else "KB011"
             if kind == "string_pattern_mismatch" and loc[-1:] != () and isinstance(err.get("input"), str):
                 message = f"{err['input'][:60]!r} does not have the expected form ({err['ctx']['pattern']})"
             out.append(problem(code, rel, doc.line_of(loc), path, message))
@@ -86,13 +86,14 @@ def _content_problems(data: dict, doc: YamlDoc, rel: str, kind: str) -> list[Pro
     if kind == "errors":
         signatures = [p for p in data.get("signatures") or [] if isinstance(p, str)]
         safe = []
-        for index, pattern in enumerate(signatures):
-            path = ("signatures", index)
-            reason = check_signature(pattern)
-            if reason:
-                out.append(problem("KB019", rel, doc.line_of(path), field_path(path), reason))
-            else:
-                safe.append(pattern)
+        for name in ("signatures", "context"):
+            for index, pattern in enumerate(data.get(name) or []):
+                path = (name, index)
+                reason = check_signature(pattern) if isinstance(pattern, str) else None
+                if reason:
+                    out.append(problem("KB019", rel, doc.line_of(path), field_path(path), reason))
+                elif name == "signatures":
+                    safe.append(pattern)
         error_text = re.sub(r"\s+", " ", str(data.get("error", "")))
         if safe and len(safe) == len(signatures) and error_text.strip():
             if not any(re.search(p, error_text, re.IGNORECASE) for p in safe):

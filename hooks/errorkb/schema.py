@@ -109,6 +109,10 @@ class ErrorEntry(EntryBase):
     signatures: Annotated[list[Signature], Field(min_length=1, max_length=20)] = Field(
         description="Case-insensitive regular expressions that recognise this error in a pasted log."
     )
+    context: Annotated[list[Signature], Field(max_length=20)] = Field(
+        default=[],
+        description="Optional patterns that, found in the same log, show that this entry rather than a sibling with the same message is the one (e.g. weight-loading frames for an OOM at load time).",
+    )
     wrapper: bool = Field(
         default=False,
         description="True when this error usually reports an earlier one (e.g. a dead engine): the matcher ranks root causes above it.",
