@@ -59,3 +59,32 @@ def test_hostile_markdown_never_reaches_html(tmp_path):
     for bad in ("<script", "onerror", "onload", "javascript:", "<svg"):
         assert bad not in body, bad
     assert "pick a model." in body  # the harmless text is kept
+
+
+def test_every_published_url_still_resolves(built_site):
+    """The committed manifest: every URL ever published is a page or a redirect in this build."""
+    from errorkb.urls import read_manifest
+
+    manifest = read_manifest(ROOT)
+    assert len(manifest) > 50
+    missing = [url for _, url in manifest if not (built_site / url.strip("/") / "index.html").is_file()]
+    assert missing == []
+
+
+def test_renaming_without_alias_fails_and_with_alias_redirects(tmp_path):
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid" / "entries")
+    (kb / "published-urls.txt").write_text("/errors/cuda-oom-loading-model/\n/e/cuda-oom-loading-model/\n")
+    old = kb / "entries" / "errors" / "cuda-oom-loading-model.yaml"
+    new = kb / "entries" / "errors" / "cuda-oom-while-loading.yaml"
+    old.rename(new)
+    other = kb / "entries" / "errors" / "vllm-no-available-kv-cache-blocks.yaml"
+    other.write_text(other.read_text().replace("related_errors: [cuda-oom-loading-model]", "related_errors: [cuda-oom-while-loading]"))
+    result = mkdocs_build(kb, tmp_path / "out")
+    assert result.returncode != 0
+    assert "published-urls.txt:1: KB023 the published URL /errors/cuda-oom-loading-model/ would no longer resolve" in result.stderr
+    new.write_text(new.read_text().replace("severity: fatal", "severity: fatal\naliases: [cuda-oom-loading-model]"))
+    result = mkdocs_build(kb, tmp_path / "out")
+    assert result.returncode == 0, result.stderr
+    redirect = (tmp_path / "out" / "errors" / "cuda-oom-loading-model" / "index.html").read_text()
+    assert "url=../../errors/cuda-oom-while-loading/" in redirect
+    assert (tmp_path / "out" / "e" / "cuda-oom-loading-model" / "index.html").is_file()

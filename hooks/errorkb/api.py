@@ -1,7 +1,12 @@
 """Stage 5, the JSON API: the graph → versioned static JSON files under api/v1/.
 
 Input: a ``Graph`` and ``Settings``. Output: ``GeneratedFile``s with stable,
-sorted JSON (byte-identical across builds of the same commit).
+sorted JSON (byte-identical across builds of the same commit), described by
+site_src/api/openapi.yaml:
+
+- api/v1/entries.json         index of every error and guide
+- api/v1/entries/<id>.json    one entry: authored fields, derived links, email snippets
+- api/v1/models.json, gpus.json   the calculator's data entries
 """
 
 from __future__ import annotations
@@ -9,13 +14,18 @@ from __future__ import annotations
 import json
 
 from .linker import Graph
-from .pages import GeneratedFile, Settings, page_url, summary_of
+from .pages import GeneratedFile, Settings, edit_url, page_url, plain, summary_of
 
 API = "api/v1"
+VERSION = 1
 
 
 def dump(data: object) -> bytes:
     return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+def url_of(settings: Settings, kind: str, entry_id: str) -> str:
+    return settings.site_url + page_url(kind, entry_id)
 
 
 def index_record(graph: Graph, settings: Settings, kind: str, entry_id: str) -> dict:
@@ -30,10 +40,59 @@ def index_record(graph: Graph, settings: Settings, kind: str, entry_id: str) -> 
         "tools": list(entry.tools),
         "severity": entry.severity,
         "last_verified": entry.last_verified.isoformat(),
-        "url": settings.site_url + page_url(kind, entry_id),
+        "url": url_of(settings, kind, entry_id),
+    }
+
+
+def email_snippet(title: str, lines: list[str], url: str) -> str:
+    """The plain text a support engineer pastes into a reply (the same as ``kb cite``)."""
+    return "\n".join([title, *lines, url]) + "\n"
+
+
+def steps_of(graph: Graph, settings: Settings, kind: str, entry_id: str) -> list[dict]:
+    entry = graph.loaded.entries[kind][entry_id]
+    base = url_of(settings, kind, entry_id)
+    if kind == "errors":
+        items = [(f"step-{n}", f"Step {n}: {s.title}", s.body) for n, s in enumerate(entry.solution, 1)]
+    else:
+        items = [(f"cause-{n}", f"Cause {n}: {c.title}", c.fix) for n, c in enumerate(entry.causes, 1)]
+    return [
+        {"anchor": anchor, "title": title, "url": f"{base}#{anchor}", "email": email_snippet(entry.title, [title, plain(body)[:240]], f"{base}#{anchor}")}
+        for anchor, title, body in items
+    ]
+
+
+def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str) -> dict:
+    entry = graph.loaded.entries[kind][entry_id]
+    ref = (kind, entry_id)
+    url = url_of(settings, kind, entry_id)
+    linked_from = sorted(
+        {i for i, e in graph.errors.items() if entry_id in e.related_errors}
+        | {i for i, g in graph.guides.items() if entry_id in g.related_errors or entry_id in g.related_guides or any(entry_id in c.errors for c in g.causes)}
+    )
+    return index_record(graph, settings, kind, entry_id) | {
+        "version": VERSION,
+        "authored": entry.model_dump(mode="json"),
+        "short_url": f"{settings.site_url}e/{entry_id}/",
+        "edit_url": edit_url(settings, graph.loaded.files[ref]),
+        "source_file": graph.loaded.files[ref],
+        "related_errors": graph.related_errors.get(ref, []),
+        "related_guides": graph.related_guides.get(ref, []),
+        "linked_from": linked_from,
+        "former_ids": list(entry.aliases),
+        "email": email_snippet(entry.title, [summary_of(entry)], url),
+        "steps": steps_of(graph, settings, kind, entry_id),
     }
 
 
 def export_api(graph: Graph, settings: Settings) -> list[GeneratedFile]:
-    records = [index_record(graph, settings, kind, i) for kind in ("errors", "guides") for i in sorted(graph.loaded.entries[kind])]
-    return [GeneratedFile(f"{API}/entries.json", dump({"version": 1, "entries": records}))]
+    kinds = ("errors", "guides")
+    records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
+    files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
+    for kind in kinds:
+        for entry_id in sorted(graph.loaded.entries[kind]):
+            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id))))
+    for kind in ("models", "gpus"):
+        items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
+        files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))
+    return files

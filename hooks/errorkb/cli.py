@@ -13,6 +13,7 @@ import argparse
 import importlib
 import importlib.util
 import datetime as dt
+from dataclasses import replace
 import json
 import sys
 from pathlib import Path
@@ -22,10 +23,13 @@ import yaml
 from . import schema
 from .linker import link
 from .loader import find_root, load
-from .pages import Settings, page_url, plain, summary_of
+from .api import email_snippet, steps_of, url_of
+from .pages import Settings, summary_of
 from .pipeline import settings_from
 from .scaffold import scaffold
 from .schemajson import schema_text
+from .urls import broken_urls, update_manifest
+from .pages import stale_refs
 
 
 OPTIONAL_COMMANDS = ("cli_calc", "cli_match", "cli_more")  # modules that add subcommands with register(subparsers)
@@ -54,7 +58,7 @@ def cmd_check(args: argparse.Namespace, root: Path) -> int:
             return 2
     loaded = load(root, only=paths)
     graph = link(loaded)
-    problems = loaded.problems + graph.problems
+    problems = loaded.problems + graph.problems + broken_urls(graph)
     if paths is not None:
         wanted = {q.resolve().relative_to(root).as_posix() for q in paths if q.resolve().is_relative_to(root)}
         problems = [p for p in problems if p.file in wanted or any(p.file.startswith(w.rstrip("/") + "/") for w in wanted)]
@@ -101,25 +105,21 @@ def cmd_schema(args: argparse.Namespace, root: Path) -> int:
 
 
 def cite_text(root: Path, entry_id: str, step: int | None) -> str:
-    loaded = load(root)
+    """The same text as the API's ``email`` fields and the page's "Copy for email" button."""
+    graph = link(load(root))
     settings = read_settings(root)
     for kind in ("errors", "guides"):
-        entries = loaded.entries[kind]
-        renamed = {a: i for i, e in entries.items() for a in e.aliases}
-        entry_id = renamed.get(entry_id, entry_id)
-        if entry_id in entries:
-            entry = entries[entry_id]
-            url = settings.site_url + page_url(kind, entry_id)
-            if step is None:
-                return f"{entry.title}\n{summary_of(entry)}\n{url}\n"
-            items = entry.solution if kind == "errors" else entry.causes
-            if not 1 <= step <= len(items):
-                raise LookupError(f"'{entry_id}' has {len(items)} {'steps' if kind == 'errors' else 'causes'}; there is no {step}")
-            item = items[step - 1]
-            anchor = f"step-{step}" if kind == "errors" else f"cause-{step}"
-            label = "Step" if kind == "errors" else "Cause"
-            first = plain(item.body if kind == "errors" else item.fix)
-            return f"{entry.title}\n{label} {step}: {item.title}\n{first[:240]}\n{url}#{anchor}\n"
+        entries = graph.loaded.entries[kind]
+        entry_id = graph.redirects.get((kind, entry_id), entry_id)
+        if entry_id not in entries:
+            continue
+        entry = entries[entry_id]
+        if step is None:
+            return email_snippet(entry.title, [summary_of(entry)], url_of(settings, kind, entry_id))
+        steps = steps_of(graph, settings, kind, entry_id)
+        if not 1 <= step <= len(steps):
+            raise LookupError(f"'{entry_id}' has {len(steps)} {'steps' if kind == 'errors' else 'causes'}; there is no {step}")
+        return steps[step - 1]["email"]
     raise LookupError(f"no entry with the id '{entry_id}'")
 
 
@@ -130,6 +130,34 @@ def cmd_cite(args: argparse.Namespace, root: Path) -> int:
         print(str(exc).strip("'\""), file=sys.stderr)
         return 1
     return 0
+
+
+def cmd_stale(args: argparse.Namespace, root: Path) -> int:
+    settings = read_settings(root)
+    if args.days is not None:
+        if args.days < 0:
+            print("--days must be zero or more", file=sys.stderr)
+            return 2
+        settings = replace(settings, freshness_days=args.days)
+    graph = link(load(root))
+    refs = stale_refs(graph, settings)
+    for kind, entry_id in refs:
+        entry = graph.entry((kind, entry_id))
+        age = (settings.today - entry.last_verified).days
+        print(f"{entry.last_verified.isoformat()}  {age:>5} days  {graph.loaded.files[(kind, entry_id)]}  {entry.title}")
+    print(f"{len(refs)} entries last verified more than {settings.freshness_days} days ago.", file=sys.stderr)
+    return 0
+
+
+def cmd_urls(args: argparse.Namespace, root: Path) -> int:
+    graph = link(load(root))
+    if args.update:
+        print(f"added {update_manifest(graph)} URL(s) to published-urls.txt", file=sys.stderr)
+        return 0
+    problems = broken_urls(graph)
+    for p in problems:
+        print(p.format())
+    return 1 if problems else 0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -150,6 +178,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("id")
     p.add_argument("--step", type=int, help="link one solution step (or guide cause)")
     p.set_defaults(func=cmd_cite)
+    p = sub.add_parser("stale", help="entries past the freshness window, oldest first")
+    p.add_argument("--days", type=int, help="the window in days (default: extra.kb.freshness_days in mkdocs.yml)")
+    p.set_defaults(func=cmd_stale)
+    p = sub.add_parser("urls", help="check (or --update) the manifest of published URLs")
+    p.add_argument("--update", action="store_true", help="add the URLs served now to published-urls.txt")
+    p.set_defaults(func=cmd_urls)
     for module in OPTIONAL_COMMANDS:
         if importlib.util.find_spec(f"{__package__}.{module}") is not None:
             importlib.import_module(f"{__package__}.{module}").register(sub)

@@ -87,12 +87,16 @@ def edit_url(settings: Settings, rel: str) -> str:
     return f"{settings.repo_url.rstrip('/')}/edit/{settings.repo_branch}/{quote(rel)}"
 
 
-def report_url(settings: Settings, kind: str, entry_id: str, title: str) -> str:
+def report_url(settings: Settings, kind: str, entry_id: str, title: str, step: int | None = None) -> str:
+    """"Did this fix it?": the repository's issue form (or an email), prefilled with the entry and step."""
+    step_text = f"Step {step}" if step else ""
     if settings.report == "email" and settings.report_email:
-        body = f"Entry: {entry_id}\nStep I tried:\nWhat happened:\nMy stack (engine, version, GPU, driver):\n"
+        body = f"Entry: {entry_id}\nStep I tried: {step_text}\nWhat happened:\nMy stack (engine, version, GPU, driver):\n"
         return f"mailto:{settings.report_email}?" + urlencode({"subject": f"[{entry_id}] did this fix it?", "body": body}, quote_via=quote)
-    query = urlencode({"template": "fix-report.yml", "entry": entry_id, "title": f"[{entry_id}] {title}"[:200]}, quote_via=quote)
-    return f"{settings.repo_url.rstrip('/')}/issues/new?{query}"
+    fields = {"template": "fix-report.yml", "entry": entry_id, "title": f"[{entry_id}] {title}"[:200]}
+    if step:
+        fields["step"] = step_text
+    return f"{settings.repo_url.rstrip('/')}/issues/new?{urlencode(fields, quote_via=quote)}"
 
 
 def url_md(url: str) -> str:
@@ -149,6 +153,7 @@ def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str) -> Ge
         "related_guides": graph.related_guides.get((kind, entry_id), []),
         "edit_url": edit_url(settings, rel),
         "report_url": report_url(settings, kind, entry_id, entry.title),
+        "step_report_url": lambda n: report_url(settings, kind, entry_id, entry.title, n),
         "absolute_url": settings.site_url + page_url(kind, entry_id),
     }
     template = "error.md.j2" if kind == "errors" else "guide.md.j2"
@@ -162,10 +167,7 @@ def index_pages(graph: Graph, settings: Settings) -> list[GeneratedPage]:
         key=lambda r: (graph.entry(r).last_verified, r[1]),
         reverse=True,
     )[:10]
-    stale = sorted(
-        [r for r in [("errors", i) for i in graph.errors] + [("guides", i) for i in graph.guides] if is_stale(graph.entry(r), settings)],
-        key=lambda r: (graph.entry(r).last_verified, r[1]),
-    )
+    stale = stale_refs(graph, settings)
     home = "errors/index.md"
     pages.append(GeneratedPage(home, render("home.md.j2", **_common(graph, settings, home), by_category=graph.by_category, by_tool=graph.by_tool, recent=[(r, graph.entry(r)) for r in recent], stale_count=len(stale))))
     guides_uri = "guides/index.md"
@@ -188,11 +190,37 @@ def redirect_file(settings: Settings, dest_dir: str, target_path: str) -> Genera
     return GeneratedFile(f"{dest_dir.strip('/')}/index.html", body.encode("utf-8"))
 
 
+def stale_refs(graph: Graph, settings: Settings) -> list[tuple[str, str]]:
+    """Entries past the freshness window, oldest first (``kb stale`` and the review page)."""
+    refs = [(k, i) for k in ("errors", "guides") for i in graph.loaded.entries[k]]
+    return sorted((r for r in refs if is_stale(graph.entry(r), settings)), key=lambda r: (graph.entry(r).last_verified, r[1]))
+
+
+def review_page(graph: Graph, settings: Settings) -> GeneratedPage:
+    uri = "errors/needs-review.md"
+    rows = [(r, graph.entry(r), (settings.today - graph.entry(r).last_verified).days) for r in stale_refs(graph, settings)]
+    return GeneratedPage(uri, render("needs-review.md.j2", **_common(graph, settings, uri), rows=rows))
+
+
+def short_links(graph: Graph, settings: Settings) -> list[GeneratedFile]:
+    """``/e/<id>/``: a short, typeable link to every error and guide, former ids included."""
+    files = []
+    for kind in ("errors", "guides"):
+        for entry_id in sorted(graph.loaded.entries[kind]):
+            files.append(redirect_file(settings, f"e/{entry_id}", page_url(kind, entry_id)))
+    for (kind, old), new in sorted(graph.redirects.items()):
+        if kind in ("errors", "guides"):
+            files.append(redirect_file(settings, f"e/{old}", page_url(kind, new)))
+    return files
+
+
 def build_pages(graph: Graph, settings: Settings) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
     pages: list[GeneratedPage] = []
     for kind in ("errors", "guides"):
         for entry_id in sorted(graph.loaded.entries[kind]):
             pages.append(entry_page(graph, settings, kind, entry_id))
     pages.extend(index_pages(graph, settings))
+    pages.append(review_page(graph, settings))
     files = [redirect_file(settings, f"{KIND_DIRS[kind]}/{old}", page_url(kind, new)) for (kind, old), new in sorted(graph.redirects.items())]
+    files.extend(short_links(graph, settings))
     return pages, files

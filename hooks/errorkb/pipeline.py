@@ -12,11 +12,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .api import export_api
+from .api import dump, export_api
+from .feeds import export_feeds
+from .hardware import calculator_data, hardware_pages
 from .linker import Graph, link
 from .loader import load
 from .pages import GeneratedFile, GeneratedPage, Settings, build_pages
 from .problems import Problem
+from .urls import broken_urls
 
 
 @dataclass
@@ -59,9 +62,12 @@ def nav_sections(site: Site) -> dict[str, list[tuple[str, str]]]:
 def build(root: Path, settings: Settings) -> Site:
     loaded = load(root)
     graph = link(loaded)
-    site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems, key=Problem.sort_key))
+    site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems + broken_urls(graph), key=Problem.sort_key))
     if site.problems:
         return site
     site.pages, redirects = build_pages(graph, settings)
-    site.files = redirects + export_api(graph, settings)
+    models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
+    site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
+    site.files = redirects + export_api(graph, settings) + export_feeds(graph, settings)
+    site.files.append(GeneratedFile("api/v1/calculator.json", dump(calculator_data(models, gpus))))
     return site

@@ -45,6 +45,7 @@ CODES: dict[str, Code] = {
         Code("KB020", "the YAML is nested too deeply", "entries are at most a few levels deep"),
         Code("KB021", "a file is in an unknown folder", "entries live in entries/errors, guides, models or gpus"),
         Code("KB022", "no signature finds the entry's own error text", "at least one signature must match the literal message in `error`; others may cover other versions' wording"),
+        Code("KB023", "a published URL would break", "add the old id to `aliases:` of the entry that replaced it"),
     ]
 }
 

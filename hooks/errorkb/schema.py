@@ -26,7 +26,7 @@ ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 HW_ID_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"  # models and GPUs: "llama-3.1-8b"
 ID_RE = re.compile(ID_PATTERN)
 HARDWARE_KINDS = {"models", "gpus"}
-RESERVED_IDS = {"index", "search", "api", "assets"}  # names the site itself uses under a kind's folder
+RESERVED_IDS = {"index", "search", "api", "assets", "needs-review"}  # names the site itself uses under a kind's folder
 
 EntryId = Annotated[
     str,

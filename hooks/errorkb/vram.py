@@ -57,17 +57,20 @@ VLLM_DEFAULT_UTIL = 0.9          # --gpu-memory-utilization default
 VLLM_LARGE_CARD = 70 * GIB
 VLLM_BATCHED_LARGE, VLLM_SEQS_LARGE = 8192, 1024
 VLLM_BATCHED_SMALL, VLLM_SEQS_SMALL = 2048, 256
-# Estimates, not vLLM constants: the profiled activation peak of a forward pass
-# over the batched tokens (about 32 bytes per token per hidden unit across the
-# MLP and attention intermediates, split by TP) plus the sampler warm-up, which
-# holds a few f32 copies of the logits of min(max_num_seqs, batched) requests;
-# non-torch memory (cuBLAS workspaces, NCCL buffers with TP > 1).
-VLLM_ACT_PER_TOKEN_HIDDEN = 32
+# Estimates, not vLLM constants. The profiled activation peak is the larger of
+# two moments: the MLP of a forward pass over the batched tokens, where three
+# intermediate-sized and three hidden-sized bf16 tensors are alive (with the
+# Llama shape, intermediate = 3.5 x hidden: (3 x 3.5 + 3) x 2 = 27 bytes per
+# token per hidden unit, split by TP), and the sampler warm-up, which holds a
+# few f32 copies of the logits of min(max_num_seqs, batched) requests.
+# Non-torch memory: cuBLAS workspaces, NCCL buffers with TP > 1.
+VLLM_ACT_PER_TOKEN_HIDDEN = 27
 VLLM_SAMPLER_COPIES = 3
 VLLM_NON_TORCH = 256 * MIB
 VLLM_NON_TORCH_TP = 768 * MIB
 
 LLAMACPP_PAD = 256               # KV cells are padded to 256 (llama-context / llama-kv-cache-iswa)
+LLAMACPP_PAD_LEGACY = 32         # builds before the 2025 KV-cache rewrite padded to 32 without flash attention
 LLAMACPP_UBATCH = 512            # -ub default; the SWA cache is n_swa + n_ubatch cells per sequence
 RUNTIME_CONTEXT = 256 * MIB      # estimate: CUDA/HIP context the driver counts but no engine log shows
 OLLAMA_BATCH = 512               # num_batch default
@@ -180,6 +183,12 @@ def check_inputs(arch: dict, sc: dict) -> tuple[dict, list[str], list[str]]:
             errors.append("A Mac has one GPU; set the count to 1.")
     if engine == "vllm" and s["gpus"] and not errors and arch["attention_heads"] % s["gpus"]:
         errors.append(f"vLLM needs the {arch['attention_heads']} attention heads to divide evenly over {s['gpus']} GPUs.")
+    batched = sc.get("max_num_batched_tokens")
+    if batched is not None and not 1 <= (_whole(batched) or 0) <= 1_048_576:
+        errors.append("max_num_batched_tokens must be a whole number from 1 to 1,048,576.")
+    s["llamacpp_pad"] = sc.get("llamacpp_pad") or LLAMACPP_PAD
+    if s["llamacpp_pad"] not in (LLAMACPP_PAD, LLAMACPP_PAD_LEGACY):
+        errors.append("llamacpp_pad is 256 (current builds) or 32 (older builds without flash attention).")
     if errors:
         return s, errors, warnings
     share = _number(sc.get("unified_share"))
@@ -218,10 +227,10 @@ def gguf_gpu_weights(arch: dict, quant: str) -> int:
 
 # --------------------------------------------------------------- llama.cpp
 
-def llamacpp_kv(arch: dict, context: int, seqs: int, kv_dtype: str) -> int:
+def llamacpp_kv(arch: dict, context: int, seqs: int, kv_dtype: str, cell_pad: int = LLAMACPP_PAD) -> int:
     """Bytes llama.cpp allocates: one stream of pad(context) cells per sequence (-c is shared by -np)."""
-    cells = pad(context, LLAMACPP_PAD)
-    swa_cells = min(cells, pad((arch.get("sliding_window") or 0) + LLAMACPP_UBATCH, LLAMACPP_PAD))
+    cells = pad(context, cell_pad)
+    swa_cells = min(cells, pad((arch.get("sliding_window") or 0) + LLAMACPP_UBATCH, cell_pad))
     total = 0
     for kind in layer_kinds(arch):
         if kind == "mla":
@@ -303,8 +312,8 @@ def vllm_batched(vram_bytes: int, gpu_id: str | None) -> tuple[int, int]:
 def vllm_overhead(arch: dict, batched: int, max_seqs: int, tp: int) -> dict:
     sampler_reqs = min(max_seqs, batched)
     return {
-        "activation peak": batched * arch["hidden_size"] * VLLM_ACT_PER_TOKEN_HIDDEN // tp
-        + sampler_reqs * arch["vocab_size"] * 4 * VLLM_SAMPLER_COPIES,
+        "activation peak": max(batched * arch["hidden_size"] * VLLM_ACT_PER_TOKEN_HIDDEN // tp,
+                               sampler_reqs * arch["vocab_size"] * 4 * VLLM_SAMPLER_COPIES),
         "non-torch memory": VLLM_NON_TORCH + (VLLM_NON_TORCH_TP if tp > 1 else 0),
     }
 
@@ -317,6 +326,7 @@ def plan(arch: dict, s: dict) -> dict:
     if engine == "vllm":
         usable = math.floor(s["vram_bytes"] * s["gpu_memory_utilization"])
         batched, max_seqs = vllm_batched(s["vram_bytes"], s.get("gpu_id"))
+        batched = s.get("max_num_batched_tokens") or batched
         parts = vllm_overhead(arch, batched, max_seqs, n)
         weights = cdiv(weights_bytes(arch, s["quant"]), n)
         pool = usable - weights - sum(parts.values())
@@ -336,7 +346,7 @@ def plan(arch: dict, s: dict) -> dict:
         parts = {k: v * n for k, v in parts.items()}
     elif engine == "llamacpp":
         weights = gguf_gpu_weights(arch, s["quant"])
-        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"])
+        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"])
         parts = {"compute buffer": llamacpp_compute(arch) * n}
         if s["vendor"] != "apple":
             parts["runtime context"] = RUNTIME_CONTEXT * n

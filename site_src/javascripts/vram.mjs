@@ -26,8 +26,8 @@ export const NATIVE_TO_VLLM = { bf16: "bf16", f16: "f16", fp8: "fp8", mxfp4: "mx
 export const C = {
   VLLM_BLOCK: 16, VLLM_DEFAULT_UTIL: 0.9, VLLM_LARGE_CARD: 70 * GIB,
   VLLM_BATCHED_LARGE: 8192, VLLM_SEQS_LARGE: 1024, VLLM_BATCHED_SMALL: 2048, VLLM_SEQS_SMALL: 256,
-  VLLM_ACT_PER_TOKEN_HIDDEN: 32, VLLM_SAMPLER_COPIES: 3, VLLM_NON_TORCH: 256 * MIB, VLLM_NON_TORCH_TP: 768 * MIB,
-  LLAMACPP_PAD: 256, LLAMACPP_UBATCH: 512, RUNTIME_CONTEXT: 256 * MIB, OLLAMA_BATCH: 512,
+  VLLM_ACT_PER_TOKEN_HIDDEN: 27, VLLM_SAMPLER_COPIES: 3, VLLM_NON_TORCH: 256 * MIB, VLLM_NON_TORCH_TP: 768 * MIB,
+  LLAMACPP_PAD: 256, LLAMACPP_PAD_LEGACY: 32, LLAMACPP_UBATCH: 512, RUNTIME_CONTEXT: 256 * MIB, OLLAMA_BATCH: 512,
   OLLAMA_GPT_OSS_WINDOW: 4096, OLLAMA_RESERVE: 457 * MIB, APPLE_SHARE_FALLBACK: 0.67, TIGHT_MARGIN: 0.05,
   MAX_CONTEXT: 16777216, MAX_SEQS: 4096,
 };
@@ -111,6 +111,14 @@ export function checkInputs(arch, sc) {
   if (engine === "vllm" && s.gpus && !errors.length && arch.attention_heads % s.gpus) {
     errors.push(`vLLM needs the ${arch.attention_heads} attention heads to divide evenly over ${s.gpus} GPUs.`);
   }
+  const batched = sc.max_num_batched_tokens;
+  if (batched !== undefined && batched !== null && !((whole(batched) || 0) >= 1 && whole(batched) <= 1048576)) {
+    errors.push("max_num_batched_tokens must be a whole number from 1 to 1,048,576.");
+  }
+  s.llamacpp_pad = sc.llamacpp_pad || C.LLAMACPP_PAD;
+  if (s.llamacpp_pad !== C.LLAMACPP_PAD && s.llamacpp_pad !== C.LLAMACPP_PAD_LEGACY) {
+    errors.push("llamacpp_pad is 256 (current builds) or 32 (older builds without flash attention).");
+  }
   if (errors.length) return [s, errors, warnings];
   let share = number(sc.unified_share);
   if (s.vendor === "apple") {
@@ -142,9 +150,9 @@ export function ggufGpuWeights(arch, quant) {
 
 // ----------------------------------------------------------- the engines
 
-export function llamacppKv(arch, context, seqs, kv) {
-  const cells = pad(context, C.LLAMACPP_PAD);
-  const swaCells = Math.min(cells, pad((arch.sliding_window || 0) + C.LLAMACPP_UBATCH, C.LLAMACPP_PAD));
+export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD) {
+  const cells = pad(context, cellPad);
+  const swaCells = Math.min(cells, pad((arch.sliding_window || 0) + C.LLAMACPP_UBATCH, cellPad));
   let total = 0;
   for (const kind of layerKinds(arch)) {
     let perCell;
@@ -212,8 +220,8 @@ export function vllmBatched(vramBytes, gpuId) {
 export function vllmOverhead(arch, batched, maxSeqs, tp) {
   const samplerReqs = Math.min(maxSeqs, batched);
   return {
-    "activation peak": Math.floor((batched * arch.hidden_size * C.VLLM_ACT_PER_TOKEN_HIDDEN) / tp)
-      + samplerReqs * arch.vocab_size * 4 * C.VLLM_SAMPLER_COPIES,
+    "activation peak": Math.max(Math.floor((batched * arch.hidden_size * C.VLLM_ACT_PER_TOKEN_HIDDEN) / tp),
+      samplerReqs * arch.vocab_size * 4 * C.VLLM_SAMPLER_COPIES),
     "non-torch memory": C.VLLM_NON_TORCH + (tp > 1 ? C.VLLM_NON_TORCH_TP : 0),
   };
 }
@@ -226,7 +234,8 @@ export function plan(arch, s) {
   let weights, kv, parts, usable;
   if (engine === "vllm") {
     usable = Math.floor(s.vram_bytes * s.gpu_memory_utilization);
-    const [batched, maxSeqs] = vllmBatched(s.vram_bytes, s.gpu_id);
+    let [batched, maxSeqs] = vllmBatched(s.vram_bytes, s.gpu_id);
+    batched = s.max_num_batched_tokens || batched;
     parts = vllmOverhead(arch, batched, maxSeqs, n);
     weights = cdiv(weightsBytes(arch, s.quant), n);
     const pool = usable - weights - sum(parts);
@@ -245,7 +254,7 @@ export function plan(arch, s) {
     parts = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * n]));
   } else if (engine === "llamacpp") {
     weights = ggufGpuWeights(arch, s.quant);
-    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype);
+    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad);
     parts = { "compute buffer": llamacppCompute(arch) * n };
     if (s.vendor !== "apple") parts["runtime context"] = C.RUNTIME_CONTEXT * n;
     usable = s.usable_bytes;

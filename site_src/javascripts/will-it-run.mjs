@@ -118,9 +118,14 @@ const fmt = (n) => n.toLocaleString("en-US");
 export function stepsFor(arch, s, out) {
   const kinds = vram.layerKinds(arch);
   const q = vram.QUANTS[s.quant];
-  const steps = [`Weights: ${fmt(arch.params_total)} parameters in ${s.quant} (${q.bpw} bits each, ${q.embed_bpw} for the embeddings)`
-    + (s.engine === "vllm" ? `: ${gib(out.weights_bytes)} over ${s.gpus} GPU(s).`
-      : `: ${gib(vram.weightsBytes(arch, s.quant))}, of which ${gib(out.weights_bytes)} on the GPU (llama.cpp keeps the token embedding in system memory).`)];
+  const bits = q.embed_bpw === q.bpw ? `${q.bpw} bits each` : `${q.bpw} bits each, ${q.embed_bpw} for the embeddings`;
+  let where = `: ${gib(out.weights_bytes)} over ${s.gpus} GPU(s).`;
+  if (s.engine !== "vllm") {
+    where = arch.tie_word_embeddings
+      ? `: ${gib(out.weights_bytes)}, all on the GPU (the output layer reuses the embedding matrix).`
+      : `: ${gib(vram.weightsBytes(arch, s.quant))}, of which ${gib(out.weights_bytes)} on the GPU (the token embedding stays in system memory).`;
+  }
+  const steps = [`Weights: ${fmt(arch.params_total)} parameters in ${s.quant} (${bits})${where}`];
   const full = kinds.filter((k) => k !== "sliding").length;
   const sliding = kinds.length - full;
   const perLayer = arch.mla ? `${arch.mla.kv_lora_rank} + ${arch.mla.qk_rope_head_dim} latent values`

@@ -1,0 +1,94 @@
+"""Stage 5b, feeds for readers and crawlers: the graph → Atom, RSS and robots.txt.
+
+Input: a ``Graph`` and ``Settings``. Output: ``GeneratedFile``s. Entries are
+ordered by ``last_verified`` (newest first), so the feeds announce both new
+and re-verified entries; dates come from the entries, never from the clock,
+so two builds of one commit are identical.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from email.utils import format_datetime
+from xml.sax.saxutils import escape
+
+from .linker import Graph
+from .pages import GeneratedFile, Settings, page_url, summary_of
+
+FEED_SIZE = 50
+
+
+def _recent(graph: Graph) -> list[tuple[str, str]]:
+    refs = [(k, i) for k in ("errors", "guides") for i in graph.loaded.entries[k]]
+    return sorted(refs, key=lambda r: (graph.entry(r).last_verified, r[1]), reverse=True)[:FEED_SIZE]
+
+
+def _stamp(day: dt.date) -> dt.datetime:
+    return dt.datetime.combine(day, dt.time(0, 0), tzinfo=dt.timezone.utc)
+
+
+def atom(graph: Graph, settings: Settings) -> str:
+    recent = _recent(graph)
+    updated = _stamp(graph.entry(recent[0]).last_verified if recent else dt.date(1970, 1, 1)).isoformat()
+    items = []
+    for ref in recent:
+        entry = graph.entry(ref)
+        url = settings.site_url + page_url(*ref)
+        items.append(
+            "  <entry>\n"
+            f"    <id>{escape(url)}</id>\n"
+            f"    <title>{escape(entry.title)}</title>\n"
+            f'    <link rel="alternate" type="text/html" href="{escape(url)}"/>\n'
+            f"    <updated>{_stamp(entry.last_verified).isoformat()}</updated>\n"
+            f"    <summary>{escape(summary_of(entry))}</summary>\n"
+            f"    <category term=\"{escape(getattr(entry, 'category', 'guide'))}\"/>\n"
+            "  </entry>\n"
+        )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n'
+        '<feed xmlns="http://www.w3.org/2005/Atom">\n'
+        f"  <id>{escape(settings.site_url)}</id>\n"
+        "  <title>Errors KB: new and re-verified entries</title>\n"
+        f'  <link rel="self" type="application/atom+xml" href="{escape(settings.site_url)}feed.xml"/>\n'
+        f'  <link rel="alternate" type="text/html" href="{escape(settings.site_url)}errors/"/>\n'
+        f"  <updated>{updated}</updated>\n"
+        "  <author><name>Errors KB editors</name></author>\n"
+        + "".join(items)
+        + "</feed>\n"
+    )
+
+
+def rss(graph: Graph, settings: Settings) -> str:
+    items = []
+    for ref in _recent(graph):
+        entry = graph.entry(ref)
+        url = settings.site_url + page_url(*ref)
+        items.append(
+            "    <item>\n"
+            f"      <title>{escape(entry.title)}</title>\n"
+            f"      <link>{escape(url)}</link>\n"
+            f'      <guid isPermaLink="true">{escape(url)}</guid>\n'
+            f"      <pubDate>{format_datetime(_stamp(entry.last_verified))}</pubDate>\n"
+            f"      <description>{escape(summary_of(entry))}</description>\n"
+            "    </item>\n"
+        )
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0">\n  <channel>\n'
+        "    <title>Errors KB: new and re-verified entries</title>\n"
+        f"    <link>{escape(settings.site_url)}errors/</link>\n"
+        "    <description>Errors and fixes for running AI models on your own hardware.</description>\n"
+        + "".join(items)
+        + "  </channel>\n</rss>\n"
+    )
+
+
+def robots(settings: Settings) -> str:
+    return f"User-agent: *\nAllow: /\nDisallow: /e/\n\nSitemap: {settings.site_url}sitemap.xml\n"
+
+
+def export_feeds(graph: Graph, settings: Settings) -> list[GeneratedFile]:
+    return [
+        GeneratedFile("feed.xml", atom(graph, settings).encode("utf-8")),
+        GeneratedFile("rss.xml", rss(graph, settings).encode("utf-8")),
+        GeneratedFile("robots.txt", robots(settings).encode("utf-8")),
+    ]

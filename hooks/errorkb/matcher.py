@@ -1,0 +1,149 @@
+"""The matcher ("paste your error"): a pasted log → the entries that explain it, best first.
+
+Input: the matcher index (``matcher_index(graph)``, exported as
+api/v1/matcher.json) and a log. Output: ``Match`` records, best first, and
+an empty list when no signature matches: the matcher never guesses.
+
+How an entry scores, on the normalised log (normalise.py):
+
+- one of its signatures must match; the longer the matched text, the stronger
+  the evidence (a match of STRONG_CHARS characters or more counts fully), and
+  a second signature of the same entry corroborates it;
+- an entry with ``context`` patterns gains when one is found in the same log
+  and loses when none is (that is how the two CUDA OOM entries, which share
+  their message, are told apart: weight-loading frames or forward frames);
+- the earlier the message appears, the likelier it is the root cause;
+- a ``wrapper`` entry (a dead engine, a failed worker, an NCCL watchdog) is
+  demoted below every root cause found in the same log, so it is listed but
+  never ranked first when the error it reports is known.
+
+site_src/javascripts/matcher.mjs computes the same numbers in the browser;
+tests/matcher_cases.json holds the cases both implementations must pass.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .linker import Graph
+from .normalise import Normalised, normalise
+from .pages import page_url
+
+INDEX_VERSION = 1
+CONFIDENT = 0.7  # at or above: shown as a confident match
+STRONG_CHARS = 20
+BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY = 0.5, 0.3, 0.04, 0.12, 0.08, 0.04
+WRAPPER_FACTOR = 0.5
+FLAGS = re.IGNORECASE | re.ASCII  # what JavaScript's "i" flag does without "u"
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    kind: str  # "signature" or "context"
+
+
+@dataclass
+class Match:
+    id: str
+    title: str
+    url: str
+    score: float
+    confident: bool
+    wrapper: bool
+    spans: list[Span] = field(default_factory=list)
+
+    def to_json(self, base_url: str = "") -> dict:
+        return {"id": self.id, "title": self.title, "url": base_url + self.url, "score": self.score}
+
+
+@dataclass(frozen=True)
+class Compiled:
+    id: str
+    title: str
+    url: str
+    wrapper: bool
+    signatures: tuple[re.Pattern, ...]
+    context: tuple[re.Pattern, ...]
+
+
+def matcher_index(graph: Graph) -> dict:
+    """The compact index the browser downloads: what the matcher needs of every error entry, nothing more."""
+    entries = []
+    for entry_id in sorted(graph.errors):
+        entry = graph.errors[entry_id]
+        record = {"id": entry_id, "title": entry.title, "url": page_url("errors", entry_id), "s": list(entry.signatures)}
+        if entry.context:
+            record["c"] = list(entry.context)
+        if entry.wrapper:
+            record["w"] = 1
+        entries.append(record)
+    return {"version": INDEX_VERSION, "confident": CONFIDENT, "entries": entries}
+
+
+def compile_index(index: dict) -> list[Compiled]:
+    return [
+        Compiled(
+            id=e["id"], title=e["title"], url=e["url"], wrapper=bool(e.get("w")),
+            signatures=tuple(re.compile(p, FLAGS) for p in e["s"]),
+            context=tuple(re.compile(p, FLAGS) for p in e.get("c", [])),
+        )
+        for e in index["entries"]
+    ]
+
+
+def round3(value: float) -> float:
+    """Round half up to 3 decimals, exactly as the JavaScript does (Python's round() rounds half to even)."""
+    return math.floor(value * 1000 + 0.5) / 1000
+
+
+def _score(entry: Compiled, flat: str) -> tuple[float, int, list[Span]] | None:
+    hits = [m for m in (rx.search(flat) for rx in entry.signatures) if m]
+    if not hits:
+        return None
+    spans = [Span(m.start(), m.end(), "signature") for m in hits]
+    strength = max(min(1.0, (m.end() - m.start()) / STRONG_CHARS) for m in hits)
+    first = min(m.start() for m in hits)
+    score = BASE + STRENGTH * strength
+    if len(hits) > 1:
+        score += CORROBORATION
+    if entry.context:
+        found = next((m for m in (rx.search(flat) for rx in entry.context) if m), None)
+        if found:
+            spans.append(Span(found.start(), found.end(), "context"))
+            score += CONTEXT_FOUND
+        else:
+            score -= CONTEXT_MISSING
+    score += EARLY * (1 - first / len(flat))
+    return score, first, spans
+
+
+def rank(entries: list[Compiled], normalised: Normalised) -> list[Match]:
+    flat = normalised.flat
+    if not flat:
+        return []
+    found = []
+    for entry in entries:
+        result = _score(entry, flat)
+        if result:
+            found.append((entry, *result))
+    has_root = any(not entry.wrapper for entry, *_ in found)
+    matches = []
+    for entry, score, first, spans in found:
+        if entry.wrapper and has_root:
+            score *= WRAPPER_FACTOR
+        score = round3(score)
+        spans.sort(key=lambda s: (s.start, s.end))
+        matches.append((first, Match(entry.id, entry.title, entry.url, score, score >= CONFIDENT, entry.wrapper, spans)))
+    matches.sort(key=lambda fm: (-fm[1].score, fm[0], fm[1].id))
+    return [m for _, m in matches]
+
+
+def match(text: str, index: dict | list[Compiled], top: int | None = None) -> list[Match]:
+    """The entries whose signatures match ``text``, best first (all of them unless ``top`` is given)."""
+    entries = compile_index(index) if isinstance(index, dict) else index
+    found = rank(entries, normalise(text))
+    return found if top is None else found[:top]
