@@ -16,6 +16,11 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check --no-deps -e .
 	@touch $(STAMP)
 
+NODE_STAMP := node_modules/.installed
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --silent --no-audit --no-fund
+	@touch $(NODE_STAMP)
+
 serve: $(STAMP)
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
@@ -29,7 +34,7 @@ check: $(STAMP)
 	$(BIN)/kb check
 	$(BIN)/kb schema --check
 
-test: $(STAMP)
+test: $(STAMP) $(NODE_STAMP)
 	bash scripts/ensure-chromium.sh
 	$(BIN)/kb check
 	$(BIN)/kb schema --check

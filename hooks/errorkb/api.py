@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from .linker import Graph
+from .matcher import matcher_index
 from .pages import GeneratedFile, Settings, edit_url, page_url, plain, summary_of
 
 API = "api/v1"
@@ -95,4 +96,5 @@ def export_api(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     for kind in ("models", "gpus"):
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))
+    files.append(GeneratedFile(f"{API}/matcher.json", dump(matcher_index(graph))))
     return files

@@ -114,6 +114,8 @@ def _resolve(graph: Graph, kind: str, entry_id: str, path: tuple, target_kind: s
         graph.problems.append(problem("KB015", rel, line, field_path(path), f"'{target}' is this entry itself"))
         return False
     if target not in loaded.entries[target_kind]:
+        if (target_kind, target) in loaded.invalid:
+            return False  # that entry has its own problems; reporting it here too would mislead
         renamed = {old: new for (k, old), new in graph.redirects.items() if k == target_kind}
         hint = _suggest(target, sorted(loaded.entries[target_kind]), renamed)
         noun = target_kind[:-1]

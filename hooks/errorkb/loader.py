@@ -31,6 +31,7 @@ class Loaded:
     files: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> path relative to root
     docs: dict[tuple[str, str], YamlDoc] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+    invalid: set[tuple[str, str]] = field(default_factory=set)  # files that exist but failed; not "missing" to others
 
     def line(self, kind: str, entry_id: str, path: tuple) -> int:
         doc = self.docs.get((kind, entry_id))
@@ -111,6 +112,7 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
         return
     doc = read_yaml(path.read_bytes(), rel)
     loaded.docs[(kind, entry_id)] = doc
+    loaded.invalid.add((kind, entry_id))
     if doc.problems:
         loaded.problems.extend(doc.problems)
         return
@@ -125,6 +127,7 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
     if not content:
         loaded.entries[kind][entry_id] = entry
         loaded.files[(kind, entry_id)] = rel
+        loaded.invalid.discard((kind, entry_id))
 
 
 def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:

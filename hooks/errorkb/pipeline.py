@@ -59,6 +59,13 @@ def nav_sections(site: Site) -> dict[str, list[tuple[str, str]]]:
     return {"errors/index.md": [(term.name, f"categories/{slug}.md") for slug, term in categories.items()]}
 
 
+def contribute_page(root: Path) -> GeneratedPage:
+    """The Contribute page is CONTRIBUTING.md itself, so the repository and the site never disagree."""
+    text = (root / "CONTRIBUTING.md").read_text(encoding="utf-8") if (root / "CONTRIBUTING.md").is_file() else "# Contribute\n"
+    front = '---\ntitle: Contribute\ndescription: "How to add or correct an entry: the fields, an annotated example and every problem code."\n---\n\n'
+    return GeneratedPage("contributing.md", front + text)
+
+
 def build(root: Path, settings: Settings) -> Site:
     loaded = load(root)
     graph = link(loaded)
@@ -66,6 +73,7 @@ def build(root: Path, settings: Settings) -> Site:
     if site.problems:
         return site
     site.pages, redirects = build_pages(graph, settings)
+    site.pages.append(contribute_page(root))
     models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
     site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
     site.files = redirects + export_api(graph, settings) + export_feeds(graph, settings)
