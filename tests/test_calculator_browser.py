@@ -29,6 +29,8 @@ def entries():
 
 def open_calculator(page, url):
     page.goto(url)
+    if not page.locator("script[src*='will-it-run.mjs']").count():
+        pytest.fail("the page does not load javascripts/will-it-run.mjs: add it to extra_javascript (type: module) in mkdocs.yml")
     page.wait_for_selector("#wir[data-ready]", timeout=15_000)
 
 
@@ -78,14 +80,15 @@ def test_page_and_cli_agree(page, site_server, entries, engine, context, kv):
     shown = answer(page)
     assert shown["max-context"] == f"{out['max_context']:,} tokens"
     assert shown["max-seqs"].startswith(f"{out['max_seqs']:,} at")
-    assert shown["val-kv"] == f"{out['kv_cache_bytes'] / vram.GIB:.2f} GiB"
-    assert shown["val-weights"] == f"{out['weights_bytes'] / vram.GIB:.2f} GiB"
+    for key, field in (("kv", "kv_cache_bytes"), ("weights", "weights_bytes"), ("overhead", "overhead_bytes")):
+        assert int(page.get_attribute(f"#wir-val-{key}", "data-bytes")) == out[field], key
 
 
 def test_keyboard_only(page, site_server, entries):
     open_calculator(page, f"{site_server}will-it-run/?m={MODEL}&g={GPU}")
     page.focus("#wir-search")
     page.keyboard.type("gemma")
+    page.wait_for_function("document.getElementById('wir-verdict').textContent.includes('Gemma')")
     page.keyboard.press("Tab")
     assert page.evaluate("document.activeElement.id") == "wir-model"
     before = page.text_content("#wir-verdict")
@@ -98,7 +101,7 @@ def test_keyboard_only(page, site_server, entries):
     assert unlabeled == []
 
 
-@pytest.mark.parametrize("value", ["-5", "0", "99999999999", "1e3.5", ""])
+@pytest.mark.parametrize("value", ["-5", "0", "0.5", "1e30", ""])
 def test_nonsense_gets_a_message_never_nan(page, site_server, entries, value):
     open_calculator(page, f"{site_server}will-it-run/?m={MODEL}&g={GPU}")
     page.fill("#wir-context", value)

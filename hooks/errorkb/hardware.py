@@ -95,15 +95,13 @@ def fit_cells(uri: str, mid: str, model, gid: str, gpu) -> list[dict]:
             if ctx > model.native_context:
                 cells.append({"mark": "n/a", "link": None})
                 continue
-            result = vram.evaluate(arch_of(model), scenario(gid, gpu, engine, ctx, quant))
-            mark = {"fits": "fits", "tight": "tight", "no": "no"}.get(result.get("verdict"), "n/a")
-            if not result["ok"]:
-                mark = "n/a"
+            result = vram.assess(arch_of(model), scenario(gid, gpu, engine, ctx, quant))
+            mark = result["verdict"] if result["ok"] else "n/a"
             cells.append({"mark": mark, "link": calc_link(uri, m=mid, e=engine, q=quant, ctx=ctx, g=gid)})
     return cells
 
 
-def model_page(mid: str, model, gpus: dict) -> str:
+def model_page(mid: str, model, gpus: dict, cells: dict) -> str:
     uri = f"models/{mid}.md"
     arch = arch_of(model)
     kv_rows = []
@@ -115,16 +113,16 @@ def model_page(mid: str, model, gpus: dict) -> str:
     weights = [{"quant": q, "engine": "llama.cpp / Ollama", "bytes": vram.weights_bytes(arch, q)} for q in GGUF_QUANTS]
     weights += [{"quant": q, "engine": "vLLM", "bytes": vram.weights_bytes(arch, q)} for q in VLLM_QUANTS]
     fits = [{"title": g.title, "uri": posixpath.relpath(f"gpus/{gid}.md", "models"),
-             "cells": fit_cells(uri, mid, model, gid, g)} for gid, g in sorted(gpus.items())]
+             "cells": cells[mid, gid]} for gid, g in sorted(gpus.items())]
     return render("model.md.j2", id=mid, model=model, arch=arch, kv_rows=kv_rows, weights=weights, fits=fits,
                   contexts=FIT_CONTEXTS, gib=gib, calc=calc_link(uri, m=mid),
                   sliding=vram.layer_kinds(arch).count("sliding"))
 
 
-def gpu_page(gid: str, gpu, models: dict) -> str:
+def gpu_page(gid: str, gpu, models: dict, cells: dict) -> str:
     uri = f"gpus/{gid}.md"
     rows = [{"title": m.title, "uri": posixpath.relpath(f"models/{mid}.md", "gpus"),
-             "cells": fit_cells(uri, mid, m, gid, gpu)} for mid, m in sorted(models.items())]
+             "cells": cells[mid, gid]} for mid, m in sorted(models.items())]
     usable = gpu.memory_mib * vram.MIB * (gpu.gpu_share_default or vram.APPLE_SHARE_FALLBACK
                                            if gpu.unified_memory else 1)
     return render("gpu.md.j2", id=gid, gpu=gpu, rows=rows, contexts=FIT_CONTEXTS, gib=gib,
@@ -132,8 +130,11 @@ def gpu_page(gid: str, gpu, models: dict) -> str:
 
 
 def hardware_pages(models: dict, gpus: dict) -> list[tuple[str, str]]:
-    pages = [(f"models/{mid}.md", model_page(mid, m, gpus)) for mid, m in sorted(models.items())]
-    pages += [(f"gpus/{gid}.md", gpu_page(gid, g, models)) for gid, g in sorted(gpus.items())]
+    # model and GPU pages sit one folder deep, so one set of cells (and links) serves both
+    cells = {(mid, gid): fit_cells(f"models/{mid}.md", mid, m, gid, g)
+             for mid, m in models.items() for gid, g in gpus.items()}
+    pages = [(f"models/{mid}.md", model_page(mid, m, gpus, cells)) for mid, m in sorted(models.items())]
+    pages += [(f"gpus/{gid}.md", gpu_page(gid, g, models, cells)) for gid, g in sorted(gpus.items())]
     pages.append(("models/index.md", render("models-index.md.j2", models=sorted(models.items()), gib=gib,
                                               weights=lambda m: vram.weights_bytes(arch_of(m), "Q4_K_M"),
                                               calc=calc_link("models/index.md"))))

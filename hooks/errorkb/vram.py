@@ -4,12 +4,13 @@ Input: an architecture (plain dict with the ModelEntry fields, see
 ``hardware.arch_of``) and a scenario (engine, quant, kv_dtype, context, seqs,
 gpus, vram_bytes per GPU as the driver reports it, ...). Output: a plain dict
 with the bytes of weights, KV cache and overhead, the verdict, the largest
-context and concurrency that fit, and the steps of the working.
+context and concurrency that fit, and the KB errors the plan runs into.
+Nonsense input comes back as ``{"ok": False, "errors": [sentences]}``.
 
 Pure functions, integers where the engines use integers. The ES module
 ``site_src/javascripts/vram.mjs`` is a line-by-line mirror; both run over
-``tests/calculator_cases.json``. Every constant is in ``vram_constants`` with
-the place it comes from; the methodology section of the page lists them.
+``tests/calculator_cases.json``. Every constant below says where it comes
+from; the methodology section of site_src/will-it-run.md lists them all.
 """
 
 from __future__ import annotations
@@ -385,6 +386,16 @@ def _largest(lo: int, hi: int, ok) -> int:
     return lo
 
 
+def assess(arch: dict, scenario: dict) -> dict:
+    """Plan and verdict without the searches for the limits (what the fit tables of the pages need)."""
+    s, errors, warnings = check_inputs(arch, scenario)
+    if errors:
+        return {"ok": False, "errors": errors, "warnings": warnings}
+    out = plan(arch, s)
+    out.update(ok=True, errors=[], warnings=warnings, verdict=verdict(out, s))
+    return out
+
+
 def evaluate(arch: dict, scenario: dict) -> dict:
     """The whole answer: plan, verdict, limits, failure it predicts."""
     s, errors, warnings = check_inputs(arch, scenario)
@@ -406,7 +417,7 @@ def evaluate(arch: dict, scenario: dict) -> dict:
         out["max_seqs"] = math.floor(out["max_concurrency"]) if out["starts"] else 0
     else:
         out["max_context"] = max(0, _largest(1, limit, lambda c: fits_with(c, s["seqs"])))
-        out["max_seqs"] = max(0, _largest(1, 4096, lambda n: fits_with(s["context"], n)))
+        out["max_seqs"] = max(0, _largest(1, MAX_SEQS, lambda n: fits_with(s["context"], n)))
     out["verdict"] = verdict(out, s)
     out["error_ids"] = predicted_errors(out, s)
     return out

@@ -188,8 +188,10 @@ function start(root, $, data) {
   const models = () => [...modelIds.map((id) => [id, data.models[id].title]), ["custom", "Custom architecture"]];
   const filterModels = () => {
     const needle = $("search").value.trim().toLowerCase();
-    const items = models().filter(([id, t]) => id === state.model || id === "custom" || !needle
-      || t.toLowerCase().includes(needle) || id.includes(needle));
+    const hit = ([id, t]) => !needle || t.toLowerCase().includes(needle) || id.includes(needle);
+    const matches = models().filter(([id, t]) => id !== "custom" && hit([id, t]));
+    if (needle && matches.length && !matches.some(([id]) => id === state.model)) state.model = matches[0][0];
+    const items = models().filter(([id, t]) => id === state.model || id === "custom" || hit([id, t]));
     fill($("model"), items, state.model);
   };
   const byVendor = {};
@@ -247,8 +249,8 @@ function start(root, $, data) {
     render(root, $, data, state);
   };
   form.addEventListener("input", (event) => {
-    if (event.target.id === "wir-search") { filterModels(); return; }
-    read(); update();
+    if (event.target.id !== "wir-search") read();
+    update();
   });
   form.addEventListener("submit", (event) => event.preventDefault());
   $("copy").addEventListener("click", () => copy($, window.location.href, "Link copied."));
@@ -287,6 +289,7 @@ function render(root, $, data, state) {
   for (const [key, bytes] of Object.entries(seg)) {
     $(`bar-${key}`).style.width = `${(100 * bytes) / scale}%`;
     $(`val-${key}`).textContent = gib(bytes);
+    $(`val-${key}`).dataset.bytes = String(bytes);
   }
   $("bar-limit").style.left = `${(100 * out.available_bytes) / scale}%`;
   $("val-usable").textContent = gib(out.available_bytes);

@@ -1,0 +1,97 @@
+"""`kb will-it-run` and the hardware pages: JSON fields, exit codes, and the same command as the page."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "hooks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "hooks"))
+
+from errorkb import cli, cli_calc, hardware, vram  # noqa: E402
+from errorkb.loader import load  # noqa: E402
+
+ENTRIES = load(ROOT).entries
+MODELS, GPUS = ENTRIES["models"], ENTRIES["gpus"]
+REQUIRED = {"weights_bytes", "kv_cache_bytes", "overhead_bytes", "total_bytes", "available_bytes", "fits", "max_context"}
+
+
+def kb_json(capsys, *args: str) -> tuple[int, dict]:
+    code = cli.main(["--root", str(ROOT), "will-it-run", *args, "--json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_json_has_the_promised_fields(capsys):
+    code, out = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "vllm", "--context", "8192", "--gpu", "rtx-4090")
+    assert code == 0 and REQUIRED | {"kv_pool_bytes", "kv_pool_tokens"} <= out.keys()
+    assert out["total_bytes"] == out["weights_bytes"] + out["kv_cache_bytes"] + out["overhead_bytes"]
+    assert out["kv_pool_tokens"] % 16 == 0
+
+
+def test_vram_gib_is_the_driver_total(capsys):
+    _, by_gpu = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "llamacpp", "--context", "8192", "--gpu", "rtx-4090")
+    _, by_size = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "llamacpp", "--context", "8192",
+                         "--vram-gib", str(GPUS["rtx-4090"].memory_mib / 1024))
+    assert by_gpu["available_bytes"] == by_size["available_bytes"] == GPUS["rtx-4090"].memory_mib * vram.MIB
+
+
+def test_exit_codes(capsys):
+    assert cli.main(["--root", str(ROOT), "will-it-run", "--model", "llama-3.1-70b", "--engine", "vllm", "--context", "8192",
+                     "--gpu", "rtx-4090"]) == 1
+    assert "DOES NOT FIT" in capsys.readouterr().out
+    assert cli.main(["--root", str(ROOT), "will-it-run", "--model", "llama-3.1-8b", "--engine", "llamacpp", "--context", "-4",
+                     "--vram-gib", "24"]) == 2
+    assert "Context must be" in capsys.readouterr().err
+    assert cli.main(["--root", str(ROOT), "will-it-run", "--model", "no-such-model", "--engine", "ollama", "--context", "8",
+                     "--vram-gib", "8"]) == 2
+
+
+SCENARIOS = [
+    ("llama-3.1-8b", {"engine": "vllm", "context": 8192, "seqs": 300, "gpus": 2, "kv_dtype": "fp8", "quant": "fp8"}),
+    ("llama-3.1-8b", {"engine": "vllm", "context": 65536, "quant": "awq-int4", "gpu_memory_utilization": 0.85}),
+    ("gemma-3-27b", {"engine": "llamacpp", "context": 32768, "seqs": 2, "kv_dtype": "q8_0"}),
+    ("llama-3.1-70b", {"engine": "llamacpp", "context": 8192, "quant": "Q4_K_M"}),
+    ("qwen3-8b", {"engine": "ollama", "context": 16384, "seqs": 4, "kv_dtype": "q4_0"}),
+]
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+def test_page_and_cli_print_the_same_command():
+    jobs, expected = [], []
+    for mid, change in SCENARIOS:
+        arch = hardware.arch_of(MODELS[mid])
+        sc = {**hardware.scenario("rtx-4090", GPUS["rtx-4090"], change["engine"], change["context"]), **change,
+              "native_dtype": arch["native_dtype"]}
+        out = vram.evaluate(arch, sc)
+        s = vram.check_inputs(arch, sc)[0] | {"native_dtype": arch["native_dtype"]}
+        expected.append(cli_calc.command_for(mid, MODELS[mid].hf_repo, s, out))
+        jobs.append({"name": mid, "repo": MODELS[mid].hf_repo, "arch": arch, "scenario": sc})
+    script = ("import * as v from './site_src/javascripts/vram.mjs';"
+              "import { commandFor } from './site_src/javascripts/will-it-run.mjs';"
+              "const jobs = JSON.parse(process.argv[1]);"
+              "console.log(JSON.stringify(jobs.map(j => { const o = v.evaluate(j.arch, j.scenario);"
+              " return commandFor(j.name, j.repo, o.scenario, o); })));")
+    got = json.loads(subprocess.run(["node", "--input-type=module", "-e", script, json.dumps(jobs)], cwd=ROOT, check=True,
+                                    capture_output=True, text=True).stdout)
+    assert got == expected
+
+
+def test_calculator_data_is_json_and_complete():
+    data = hardware.calculator_data(MODELS, GPUS)
+    assert json.loads(json.dumps(data)) == data
+    assert set(data["models"]) == set(MODELS) and set(data["gpus"]) == set(GPUS)
+    assert all(set(hardware.ERROR_IDS) == set(data["errors"]) for _ in [0])
+
+
+def test_every_real_entry_gets_a_page():
+    pages = dict(hardware.hardware_pages(MODELS, GPUS))
+    assert {f"models/{m}.md" for m in MODELS} | {f"gpus/{g}.md" for g in GPUS} | {"models/index.md", "gpus/index.md"} == set(pages)
+    page = pages["models/llama-3.1-8b.md"]
+    assert "131,072 bytes" in page  # 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes
+    assert "will-it-run.md?m=llama-3.1-8b" in page
