@@ -18,7 +18,7 @@ def test_check_names_file_line_field_and_exits_1(tmp_path):
     result = run_kb("check", cwd=root)  # root found from the current folder
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        "entries/errors/cuda-oom-loading-model.yaml:7: tools[1]: KB013 'vlm' is not in entries/tools.yaml (did you mean 'vllm'? (or add it to entries/tools.yaml))"
+        "entries/errors/cuda-oom-loading-model.yaml:7: tools[1]: KB013 'vlm' is not in entries/tools.yaml (did you mean 'vllm'? Or add it to entries/tools.yaml)"
     ]
 
 

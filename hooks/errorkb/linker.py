@@ -55,21 +55,24 @@ def _suggest(wanted: str, known: list[str], renamed: dict[str, str]) -> str:
     return f"did you mean '{close[0]}'?" if close else "run `ls entries/*/` for the ids that exist"
 
 
-def _check_terms(graph: Graph, kind: str, entry_id: str, entry: BaseModel) -> None:
+def _check_terms(graph: Graph, kind: str, entry_id: str, entry: BaseModel | dict) -> None:
+    """Taxonomy terms must exist. Also run on entries that failed validation, so one round shows every problem."""
     loaded = graph.loaded
     rel = loaded.files[(kind, entry_id)]
+    get = entry.get if isinstance(entry, dict) else lambda name, default=None: getattr(entry, name, default)
     fields = [("author", "authors"), ("category", "categories"), ("tools", "tools"), ("platforms", "platforms")]
     for name, taxonomy in fields:
-        value = getattr(entry, name, None)
+        value = get(name, None)
         if value is None:
             continue
-        values = [(( name,), value)] if isinstance(value, str) else [((name, i), v) for i, v in enumerate(value)]
+        values = [((name,), value)] if isinstance(value, str) else [((name, i), v) for i, v in enumerate(value) if isinstance(v, str)] if isinstance(value, list) else []
         for path, term in values:
             known = loaded.taxonomies.get(taxonomy, {})
             if term not in known:
-                hint = _suggest(term, sorted(known), {}) + f" (or add it to entries/{taxonomy}.yaml)"
+                hint = _suggest(term, sorted(known), {}) + f" Or add it to entries/{taxonomy}.yaml"
                 graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{term}' is not in entries/{taxonomy}.yaml", hint))
-    for tool in getattr(entry, "applies_to", {}) or {}:
+    applies = get("applies_to", {}) or {}
+    for tool in applies if isinstance(applies, dict) else []:
         if tool not in loaded.taxonomies.get("tools", {}):
             path = ("applies_to", tool)
             graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{tool}' is not in entries/tools.yaml", _suggest(tool, sorted(loaded.taxonomies.get("tools", {})), {})))
@@ -178,6 +181,10 @@ def link(loaded: Loaded) -> Graph:
     for kind in ("errors", "guides"):
         for entry_id, entry in sorted(loaded.entries[kind].items()):
             _check_terms(graph, kind, entry_id, entry)
+        for k, entry_id in sorted(loaded.invalid):
+            doc = loaded.docs.get((k, entry_id))
+            if k == kind and doc is not None and isinstance(doc.data, dict):
+                _check_terms(graph, kind, entry_id, doc.data)
     _link_references(graph)
     _build_indexes(graph)
     return graph

@@ -113,6 +113,7 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
     doc = read_yaml(path.read_bytes(), rel)
     loaded.docs[(kind, entry_id)] = doc
     loaded.invalid.add((kind, entry_id))
+    loaded.files[(kind, entry_id)] = rel
     if doc.problems:
         loaded.problems.extend(doc.problems)
         return
@@ -126,7 +127,6 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
     loaded.problems.extend(content)
     if not content:
         loaded.entries[kind][entry_id] = entry
-        loaded.files[(kind, entry_id)] = rel
         loaded.invalid.discard((kind, entry_id))
 
 
