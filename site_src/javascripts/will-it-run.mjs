@@ -7,7 +7,7 @@ import * as vram from "./vram.mjs";
 const ARCH_KEYS = ["layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "vocab_size", "params_total",
   "native_context", "sliding_window", "layer_pattern", "kv_lora_rank", "qk_rope_head_dim"];
 export const DEFAULTS = Object.freeze({
-  model: "", custom: Object.freeze(Object.fromEntries(ARCH_KEYS.map((k) => [k, null]))), engine: "llamacpp",
+  model: "llama-3.1-8b", custom: Object.freeze(Object.fromEntries(ARCH_KEYS.map((k) => [k, null]))), engine: "llamacpp",
   quant: "", kv: "auto", context: 8192, seqs: 1, gpu: "", vram: 24, vendor: "nvidia", gpus: 1, util: 0.9,
 });
 const PARAMS = { model: "m", engine: "e", quant: "q", kv: "kv", context: "ctx", seqs: "seqs", gpu: "g", vram: "vram",
