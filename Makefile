@@ -41,5 +41,36 @@ test: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python -m pytest -q
 	node --test tests/js/
 
+# The matcher's accuracy on the real logs (both splits), Material's search as the baseline, index sizes.
+# EVAL_SCALE entries in the generated KB for the sizes; 10000 takes about half an hour on two cores.
+EVAL_SCALE ?= 1000
+eval: $(STAMP)
+	bash scripts/ensure-chromium.sh
+	$(BIN)/python bench/eval.py --scale $(EVAL_SCALE)
+
+# Build time, memory and sizes of synthetic KBs against plain Material, edit-to-refresh under serve,
+# then the calculator's and the matcher's own measures. BENCH_SIZES=100,1000 for a quicker run.
+BENCH_SIZES ?= 100,1000,10000
+bench: $(STAMP)
+	$(BIN)/python bench/scale.py --sizes $(BENCH_SIZES)
+	$(BIN)/python bench/serve_refresh.py
+	@if [ -f bench/accuracy.py ]; then echo "$(BIN)/python bench/accuracy.py"; $(BIN)/python bench/accuracy.py; fi
+	@if [ -f bench/eval.py ]; then bash scripts/ensure-chromium.sh && echo "$(BIN)/python bench/eval.py --scale $(EVAL_SCALE)" && $(BIN)/python bench/eval.py --scale $(EVAL_SCALE); fi
+
+# Lighthouse (npm, pinned in bench/audit/) on the home, errors, entry, guide, calculator and paste-box pages.
+AUDIT_STAMP := bench/audit/node_modules/.installed
+$(AUDIT_STAMP): bench/audit/package.json bench/audit/package-lock.json
+	npm ci --prefix bench/audit --silent --no-audit --no-fund
+	@touch $(AUDIT_STAMP)
+
+audit: $(STAMP) $(AUDIT_STAMP)
+	bash scripts/ensure-chromium.sh
+	$(BIN)/python bench/audit.py
+
+# Hypothesis against the loader, the Markdown guard and the matcher, FUZZ_SECONDS in all.
+FUZZ_SECONDS ?= 120
+fuzz: $(STAMP)
+	$(BIN)/python tests/fuzz.py --seconds $(FUZZ_SECONDS)
+
 clean:
 	rm -rf site build .pytest_cache

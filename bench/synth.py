@@ -12,6 +12,7 @@ The text is drawn from a fixed seed: the same size always gives the same files.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import random
 import shutil
 import sys
@@ -47,6 +48,8 @@ COMMANDS = [
     ("bash", "llama-server -m model.gguf -ngl {p} -c {n}"),
     ("bash", "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"),
     ("python", "import torch\nprint(torch.cuda.mem_get_info())\nprint(torch.cuda.memory_summary())"),
+    ("python", "free, total = torch.cuda.mem_get_info()\nprint({{'free_gib': free / 2**30, 'total_gib': total / 2**30}})"),
+    ("bash", "curl -s http://127.0.0.1:8000/v1/models | python -m json.tool"),
     ("python", "from transformers import AutoModelForCausalLM\nmodel = AutoModelForCausalLM.from_pretrained(\n    \"Qwen/Qwen2.5-7B-Instruct\", torch_dtype=\"auto\", device_map=\"auto\"\n)"),
 ]
 
@@ -74,6 +77,17 @@ def _paragraph(rng: random.Random, words: int) -> str:
         else:
             line = f"{line} {word}".strip()
     return "\n".join(lines + [line])
+
+
+def _prose(rng: random.Random, words: int) -> str:
+    """A paragraph, sometimes with the inline code and links real entries carry (about one field in seven)."""
+    text = _paragraph(rng, words)
+    roll = rng.random()
+    if roll < 0.08:
+        text += f"\nSee [the {rng.choice(NOUNS)} notes](https://docs.example.org/{rng.choice(NOUNS)}/{rng.randint(1, 999)}) for details."
+    elif roll < 0.15:
+        text += f"\nCheck `{rng.choice(NOUNS)}[{rng.randint(0, 7)}]` and the `{{{rng.choice(NOUNS)}}}` setting | both matter."
+    return text
 
 
 def _code(rng: random.Random) -> str:
@@ -107,9 +121,9 @@ def error_entry(rng: random.Random, index: int, ids: list[str], terms: dict, day
         "author": terms["authors"][0],
         "last_verified": day - dt.timedelta(days=rng.randint(0, 500)),
         "tags": sorted(set(rng.sample(["vram", "kv-cache", "drivers", "multi-gpu", "startup", "quantisation"], 2))),
-        "cause": _paragraph(rng, cause_words // 2) + "\n\n" + _paragraph(rng, cause_words - cause_words // 2) + "\n",
+        "cause": _prose(rng, cause_words // 2) + "\n\n" + _prose(rng, cause_words - cause_words // 2) + "\n",
         "solution": [
-            {"title": _sentence(rng, 5)[:-1], "body": f"{_paragraph(rng, step_words)}\n\n{_code(rng)}\n"}
+            {"title": _sentence(rng, 5)[:-1], "body": f"{_prose(rng, step_words)}\n\n{_code(rng)}\n"}
             for _ in range(steps)
         ],
         "related_errors": others,
@@ -187,19 +201,22 @@ def make_kb(dest: Path, size: int) -> Path:
     """A KB folder at ``dest`` with the project's current configuration and ``size`` synthetic entries.
 
     The configuration, pages and templates are copied afresh every time; the
-    entries are regenerated only when the size changed, since they depend on
-    nothing else.
+    entries are regenerated only when the size, this generator or the date
+    (their last_verified dates count back from it) changed.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    for name in ("mkdocs.yml", "site_src", "templates"):
+    for name in ("mkdocs.yml", "site_src", "templates", "CONTRIBUTING.md"):
         src, target = ROOT / name, dest / name
+        if not src.exists():
+            continue
         if target.is_dir():
             shutil.rmtree(target)
         (shutil.copytree if src.is_dir() else shutil.copy)(src, target)
     if not (dest / "hooks").is_symlink():
         (dest / "hooks").symlink_to(ROOT / "hooks")
-    marker = dest / ".size"
-    if not (marker.is_file() and marker.read_text() == str(size)):
+    marker = dest / ".generated"
+    stamp = f"{size} {hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:16]} {dt.date.today()}"
+    if not (marker.is_file() and marker.read_text() == stamp):
         write_entries(dest, size)
-        marker.write_text(str(size))
+        marker.write_text(stamp)
     return dest

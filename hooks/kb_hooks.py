@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
-from errorkb import pipeline, safety  # noqa: E402
+from errorkb import pipeline, safety, search  # noqa: E402
 
 _build = {}  # this build's result, replaced at every on_config
 
@@ -60,3 +60,13 @@ def on_page_content(html, page, config, files):
     if page.file.src_uri in _build.get("generated", ()):
         return safety.clean_html(html)
     return html
+
+
+def on_post_page(output, page, config):
+    return search.annotate(output, page.meta.get("kb_kind"), page.file.src_uri, _build["site"].graph)
+
+
+def on_post_build(config):
+    problem = search.build_index(Path(config.site_dir))
+    if problem:
+        raise PluginError(problem)

@@ -27,14 +27,14 @@ WRAP_MIN = 60  # shorter lines are never treated as hard-wrapped
 
 _A = re.ASCII
 ASTRAL = re.compile("[\ud800-\udfff\U00010000-\U0010ffff]")
-CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
+CONTROL = re.compile("[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 ENTITY = re.compile(r"&(lt|gt|quot|apos|amp|nbsp|#39|#x27|#34|#x22|#47|#x2f|#92|#x5c);", re.I | _A)
 ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&", "nbsp": " ", "#39": "'", "#x27": "'",
             "#34": '"', "#x22": '"', "#47": "/", "#x2f": "/", "#92": "\\", "#x5c": "\\"}
 # Escapes of a Python repr or a JSON string. \n, \r and \t count only when a
 # lowercase letter or digit does not follow, so C:\new\table stays a path.
 ESCAPE = re.compile(r"""\\(?:u([0-9a-fA-F]{4})|(x1[bB]|033|e(?=\[))|([nrt])(?![a-z0-9_])|(["'\\/]))""", _A)
-ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)?|\x1b|\[(?:[0-9]{1,3};){0,8}[0-9]{1,3}m", _A)
+ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)?|[\x07\x1b]|\[(?:[0-9]{1,3};){0,8}[0-9]{1,3}m", _A)
 NEWLINE = re.compile(r"\r\n|\r|\n")
 WORD_END = re.compile(r"[A-Za-z0-9_]$", _A)
 WORD_START = re.compile(r"^[A-Za-z0-9_]", _A)
@@ -113,13 +113,16 @@ def unwrap(lines: list[str]) -> list[str]:
     width = max((len(line) for line in lines), default=0)
     if width < WRAP_MIN:
         return lines
-    full = [line for line in lines[:-1] if len(line) == width]
-    if len(full) < 2 or len(set(full)) < 2:
+    # a break inside a word, before a line that does not start a new log record (with a prefix)
+    cut = [
+        len(line) == width and bool(WORD_END.search(line)) and bool(WORD_START.search(after)) and not PREFIX.search(after)
+        for line, after in zip(lines, lines[1:])
+    ]
+    if sum(cut) < 2 or len({line for line, c in zip(lines, cut) if c}) < 2:
         return lines
     out = [lines[0]]
-    for previous, line in zip(lines, lines[1:]):
-        # a new log record (it starts with a prefix) is never the tail of the line before
-        if len(previous) == width and WORD_END.search(previous) and WORD_START.search(line) and not PREFIX.search(line):
+    for i, line in enumerate(lines[1:]):
+        if cut[i]:
             out[-1] += line
         else:
             out.append(line)

@@ -1,0 +1,176 @@
+"""The matcher: normalisation, ranking, the exported index, agreement with the JavaScript, bounded time, `kb match`."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, run_kb
+from errorkb.cli_match import read_bounded
+from errorkb.linker import link
+from errorkb.loader import load
+from errorkb.matcher import CONFIDENT, compile_index, match, matcher_index
+from errorkb.normalise import MAX_INPUT, ROUGH_CUT, normalise
+
+CASES = json.loads((ROOT / "tests" / "matcher_cases.json").read_text(encoding="utf-8"))
+REAL_LOGS = sorted((ROOT / "tests" / "data" / "real-logs").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def real_index() -> dict:
+    return matcher_index(link(load(ROOT)))
+
+
+@pytest.mark.parametrize("case", CASES["normalise"], ids=lambda c: c["name"])
+def test_normalise_shared_cases(case):
+    assert normalise(case["log"]).flat == case["flat"]
+
+
+@pytest.mark.parametrize("case", CASES["rank"], ids=lambda c: c["name"])
+def test_rank_shared_cases(case):
+    got = [[m.id, m.score, m.confident] for m in match(case["log"], CASES["index"])]
+    assert got == case["expect"]
+
+
+@pytest.mark.parametrize("case", CASES["spans"], ids=lambda c: c["name"])
+def test_spans_shared_cases(case):
+    found = {m.id: m for m in match(case["log"], CASES["index"])}
+    assert [[s.start, s.end, s.kind] for s in found[case["id"]].spans] == case["spans"]
+
+
+def test_normalised_lines_keep_the_message_readable():
+    text = "vllm-1  | \x1b[31mERROR\x1b[0m 11-05 12:19:32 [core.py:708] boom\n\n  File \"/usr/lib/python3/site-packages/vllm/x.py\", line 3\n"
+    assert normalise(text).lines == ["boom", '  File "\u2026/vllm/x.py", line 3']
+
+
+def test_a_wrapper_alone_is_confident_and_demoted_beside_a_root_cause():
+    alone = match("AsyncEngineDeadError: Background loop has errored already.", CASES["index"])
+    assert [(m.id, m.confident, m.wrapper) for m in alone] == [("engine-dead", True, True)]
+    both = match("CUDA error: an illegal memory access was encountered\nAsyncEngineDeadError", CASES["index"])
+    assert [m.id for m in both] == ["illegal", "engine-dead"] and not both[1].confident
+
+
+def test_top_limits_and_ties_break_by_position_then_id():
+    log = "CUDA out of memory. Tried to allocate 2 MiB"
+    assert [m.id for m in match(log, CASES["index"])] == ["oom-load", "oom-run"]
+    assert [m.id for m in match(log, CASES["index"], top=1)] == ["oom-load"]
+
+
+def test_the_index_holds_every_error_entry_and_what_the_browser_needs(real_index):
+    graph = link(load(ROOT))
+    assert [e["id"] for e in real_index["entries"]] == sorted(graph.errors)
+    assert real_index["confident"] == CONFIDENT
+    for record in real_index["entries"]:
+        entry = graph.errors[record["id"]]
+        assert record["url"] == f"errors/{record['id']}/"
+        assert record["s"] == list(entry.signatures) and record.get("c", []) == list(entry.context)
+        assert bool(record.get("w")) == entry.wrapper
+    assert {e["id"] for e in real_index["entries"] if e.get("w")} >= {"vllm-async-engine-dead", "vllm-worker-failed-to-start", "nccl-error"}
+
+
+def test_every_pattern_is_ascii_so_both_engines_fold_case_alike(real_index):
+    for record in real_index["entries"]:
+        for pattern in record["s"] + record.get("c", []):
+            assert pattern.isascii(), f"{record['id']}: {pattern!r}"
+
+
+def test_the_built_site_ships_the_index(built_site, real_index):
+    shipped = json.loads((built_site / "api" / "v1" / "matcher.json").read_text(encoding="utf-8"))
+    assert shipped == real_index
+
+
+def _node_matches(index: dict, logs: list[str], tmp_path: Path) -> list:
+    data = tmp_path / "input.json"
+    data.write_text(json.dumps({"index": index, "logs": logs}), encoding="utf-8")
+    script = f"""
+import {{ readFileSync }} from "node:fs";
+import {{ match }} from {json.dumps((ROOT / "site_src" / "javascripts" / "matcher.mjs").as_uri())};
+const d = JSON.parse(readFileSync({json.dumps(str(data))}, "utf8"));
+const out = d.logs.map((log) => {{
+  const r = match(log, d.index);
+  return {{ flat: r.normalised.flat, matches: r.matches.map((m) => [m.id, m.score, m.confident, m.spans.map((s) => [s.start, s.end, s.kind])]) }};
+}});
+process.stdout.write(JSON.stringify(out));
+"""
+    result = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_python_and_javascript_agree_on_every_real_log(real_index, tmp_path):
+    logs = [yaml.safe_load(p.read_text(encoding="utf-8"))["log"] for p in REAL_LOGS]
+    logs.append("\n".join(logs))  # one long paste made of all of them
+    expected = [
+        {"flat": normalise(log).flat, "matches": [[m.id, m.score, m.confident, [[s.start, s.end, s.kind] for s in m.spans]] for m in match(log, real_index)]}
+        for log in logs
+    ]
+    assert _node_matches(real_index, logs, tmp_path) == expected
+
+
+def _pathological() -> dict[str, str]:
+    rng = random.Random(7)
+    real = "\n".join(yaml.safe_load(p.read_text(encoding="utf-8"))["log"] for p in REAL_LOGS)
+    return {
+        "4 MB of real logs": real * (4_000_000 // len(real) + 1),
+        "2 MB of binary noise": bytes(rng.getrandbits(8) for _ in range(2_000_000)).decode("latin-1"),
+        "one 100 KB line": "".join(rng.choice("abcdef /\\:._-0123456789") for _ in range(100_000)),
+        "a message repeated without end": "nccl error " * 50_000,
+        "escapes and entities": "\\n\\u001b[&amp;" * 60_000,
+        "one long path": "/" + "/a" * 200_000,
+    }
+
+
+@pytest.mark.parametrize("name", list(_pathological()))
+def test_a_pathological_paste_returns_in_bounded_time(name, real_index):
+    entries = compile_index(real_index)
+    text = _pathological()[name]
+    started = time.perf_counter()
+    found = match(text, entries)
+    elapsed = time.perf_counter() - started
+    assert elapsed < 3.0, f"{name}: {elapsed:.2f} s"
+    assert len(normalise(text).flat) <= MAX_INPUT + 1
+    assert all(m.score <= 1.0 for m in found)
+
+
+def test_the_command_line_reads_only_the_head_and_tail_of_a_huge_log():
+    data = b"a" * ROUGH_CUT + b"MIDDLE" + b"z" * ROUGH_CUT
+    text = read_bounded(io.BytesIO(data))
+    assert "MIDDLE" not in text and text.startswith("a") and text.endswith("z") and len(text) == ROUGH_CUT + 1
+    assert read_bounded(io.BytesIO(b"short log")) == "short log"
+
+
+def test_kb_match_json(tmp_path):
+    log = tmp_path / "log.txt"
+    log.write_text("(pid=1) ERROR x\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n", encoding="utf-8")
+    result = run_kb("match", str(log), "--json")
+    assert result.returncode == 0, result.stderr
+    matches = json.loads(result.stdout)["matches"]
+    assert {m["id"] for m in matches} == {"cuda-oom-loading-model", "cuda-oom-long-context"}
+    assert all(set(m) == {"id", "title", "url", "score"} for m in matches)
+    assert matches[0]["url"].startswith("https://") and matches[0]["url"].endswith(f"/errors/{matches[0]['id']}/")
+    assert [m["score"] for m in matches] == sorted((m["score"] for m in matches), reverse=True)
+
+
+def test_kb_match_stdin_top_and_text():
+    log = "RuntimeError: CUDA error: an illegal memory access was encountered\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue."
+    top = run_kb("match", "-", "--json", "--top", "1", stdin=log)
+    assert [m["id"] for m in json.loads(top.stdout)["matches"]] == ["cuda-illegal-memory-access"]
+    text = run_kb("match", stdin=log)
+    assert text.returncode == 0
+    assert text.stdout.index("cuda-illegal-memory-access") < text.stdout.index("vllm-async-engine-dead")
+    assert "matched: an illegal memory access was encountered" in text.stdout
+
+
+def test_kb_match_nothing_and_usage_errors(tmp_path):
+    none = run_kb("match", "--json", stdin="ValueError: this belongs to no entry\n")
+    assert none.returncode == 1 and json.loads(none.stdout) == {"matches": []}
+    assert "No entry matches" in run_kb("match", stdin="hello").stdout
+    assert run_kb("match", str(tmp_path / "missing.log")).returncode == 2
+    assert run_kb("match", "--top", "-1", stdin="x").returncode == 2

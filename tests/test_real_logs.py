@@ -1,0 +1,110 @@
+"""The real-log corpus (tests/data/real-logs/) against the entries' signatures and the matcher.
+
+Each file holds one excerpt, verbatim from a public thread, and the entry it
+belongs to (``expected``, or null for a near-miss that belongs to no entry).
+``split: train`` logs were read while the signatures were written: every one
+must be found and ranked first. ``split: heldout`` logs were collected
+afterwards and never tuned on: their misses are reported as warnings, not
+failures, so the numbers `make eval` prints stay honest.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import Counter
+
+import pytest
+import yaml
+
+from conftest import ROOT
+from errorkb.linker import link
+from errorkb.loader import load
+from errorkb.matcher import compile_index, match, matcher_index, rank
+from errorkb.normalise import normalise
+
+CORPUS = ROOT / "tests" / "data" / "real-logs"
+FILES = sorted(CORPUS.glob("*.yaml"))
+LOGS = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in FILES}
+SOURCE = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return link(load(ROOT))
+
+
+@pytest.fixture(scope="module")
+def entries(graph):
+    return compile_index(matcher_index(graph))
+
+
+def _of(split: str, *, near_miss: bool) -> list[str]:
+    return [name for name, log in LOGS.items() if log["split"] == split and (log["expected"] is None) == near_miss]
+
+
+@pytest.mark.parametrize("name", list(LOGS))
+def test_file_format(name, graph):
+    log = LOGS[name]
+    assert set(log) <= {"expected", "source", "url", "engine_version", "split", "log"}
+    assert log["expected"] is None or log["expected"] in graph.errors
+    assert name.split("--")[0] == (log["expected"] or "none")
+    assert SOURCE.match(log["source"]) and log["url"].startswith("https://")
+    owner_repo, number = log["source"].split("#")
+    assert f"{owner_repo}/" in log["url"] and log["url"].rstrip("/").endswith(number)
+    assert log["split"] in {"train", "heldout"}
+    assert isinstance(log["log"], str) and log["log"].strip()
+
+
+def test_the_corpus_is_large_enough(graph):
+    per_entry = Counter(log["expected"] for log in LOGS.values())
+    assert len(LOGS) >= 100
+    assert per_entry[None] >= 15, "at least 15 near-misses"
+    thin = {i: per_entry[i] for i in graph.errors if per_entry[i] < 3}
+    assert not thin, f"entries with fewer than 3 real logs: {thin}"
+    assert any(log["split"] == "heldout" for log in LOGS.values())
+
+
+@pytest.mark.parametrize("name", _of("train", near_miss=False))
+def test_a_train_log_is_found_and_ranked_first(name, graph, entries):
+    log = LOGS[name]
+    flat = normalise(log["log"]).flat
+    entry = graph.errors[log["expected"]]
+    assert any(re.search(p, flat, re.I | re.A) for p in entry.signatures), "no signature of the entry finds this log"
+    ranked = rank(entries, normalise(log["log"]))
+    assert ranked and ranked[0].id == log["expected"], [(m.id, m.score) for m in ranked[:3]]
+
+
+@pytest.mark.parametrize("name", _of("train", near_miss=True))
+def test_a_train_near_miss_gets_no_confident_match(name, entries):
+    confident = [(m.id, m.score) for m in rank(entries, normalise(LOGS[name]["log"])) if m.confident]
+    assert not confident
+
+
+def test_heldout_results_are_reported(entries):
+    """Never fails on a miss: prints each held-out miss as a warning, with what was found instead."""
+    missed = []
+    for name in _of("heldout", near_miss=False):
+        ranked = rank(entries, normalise(LOGS[name]["log"]))
+        if not ranked or ranked[0].id != LOGS[name]["expected"]:
+            missed.append(f"{name}: got {[(m.id, m.score) for m in ranked[:3]] or 'nothing'}")
+    for name in _of("heldout", near_miss=True):
+        confident = [(m.id, m.score) for m in rank(entries, normalise(LOGS[name]["log"])) if m.confident]
+        if confident:
+            missed.append(f"{name} (near-miss): confident {confident}")
+    for line in missed:
+        warnings.warn(f"held-out log not ranked right: {line}", stacklevel=1)
+    assert _of("heldout", near_miss=False)
+
+
+def test_an_entry_error_text_finds_that_entry(graph, entries):
+    for entry_id, entry in graph.errors.items():
+        found = {m.id: m for m in match(entry.error, entries)}
+        assert entry_id in found and found[entry_id].confident, (entry_id, [(m.id, m.score) for m in found.values()])
+
+
+def test_the_one_line_oom_message_gives_both_oom_entries(entries):
+    line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.55 GiB of which 5.31 MiB is free."
+    found = match(line, entries)
+    assert {m.id for m in found[:2]} == {"cuda-oom-loading-model", "cuda-oom-long-context"}
+    assert all(m.confident for m in found[:2])
