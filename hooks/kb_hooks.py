@@ -27,6 +27,7 @@ def on_config(config):
         lines = "\n".join(p.format() for p in site.problems)
         raise PluginError(f"{len(site.problems)} problem(s) in entries/, nothing was published:\n{lines}")
     config.nav = _expand_nav(config.nav or [], pipeline.nav_sections(site))
+    search.configure(config)
     _build.clear()
     _build.update(site=site, generated=set())
     return config

@@ -103,3 +103,11 @@ def test_annotate_marks_articles_with_facets_and_leaves_listings(monkeypatch):
     assert annotate(html, "index", "categories/out-of-memory.md", graph) == html
     monkeypatch.setenv("KB_SEARCH", "lunr")
     assert annotate(html, "error", "errors/rocm-hip-out-of-memory.md", graph) == html
+
+
+def test_cbor_round_trip_of_what_pagefind_filters_hold():
+    from errorkb.search import cbor_dump, cbor_load
+
+    value = ["tool", [["vLLM", [0, 23, 24, 255, 256, 70_000]], ["llama.cpp", []], ["é" * 30, [2**33]]]]
+    assert cbor_load(cbor_dump(value)) == (value, len(cbor_dump(value)))
+    assert cbor_dump(23) == b"\x17" and cbor_dump(24) == b"\x18\x18" and cbor_dump("a") == b"\x61a"

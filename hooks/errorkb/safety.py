@@ -56,9 +56,18 @@ def url_scheme(url: str) -> str | None:
     return match.group(1).lower() if match else None
 
 
+_CONVERTER: list[markdown.Markdown] = []  # one converter per process; reset before each use
+# Only these can produce a link, an image or an attribute list; plain prose skips the Markdown pass.
+_MAY_LINK = re.compile(r"\]\s*[(:\[]|[<{]|\]$", re.M)
+
+
 def _rendered(markdown_text: str) -> _Links:
     parser = _Links()
-    parser.feed(markdown.markdown(markdown_text, extensions=["extra", "admonition"]))
+    if not _MAY_LINK.search(markdown_text):
+        return parser
+    if not _CONVERTER:
+        _CONVERTER.append(markdown.Markdown(extensions=["extra", "admonition"]))
+    parser.feed(_CONVERTER[0].reset().convert(markdown_text))
     return parser
 
 

@@ -16,6 +16,8 @@ the header's search box (templates/overrides/partials/search.html).
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import html
 import os
 import subprocess
@@ -37,6 +39,13 @@ ENGINE_ENV = "KB_SEARCH"  # "lunr" keeps Material's own search, for comparisons 
 
 def engine() -> str:
     return "lunr" if os.environ.get(ENGINE_ENV, "").lower() == "lunr" else "pagefind"
+
+
+def configure(config) -> None:
+    """With Pagefind, Material's own index is never built (it cost about a third of a large build)."""
+    config.extra["kb_search"] = engine()
+    if engine() == "pagefind" and "material/search" in config.plugins:
+        config.plugins["material/search"].config.enabled = False
 
 
 def facets(graph: Graph, kind: str | None, entry_id: str) -> dict[str, list[str]]:
@@ -88,6 +97,82 @@ def build_index(site_dir: Path) -> str | None:
     )
     if result.returncode != 0:
         return f"pagefind failed ({result.returncode}): {(result.stderr or result.stdout).strip()[-2000:]}"
+    stable_filters(site_dir / "pagefind")
     # The header's search box reads Pagefind's index; Material's would only cost bandwidth and disk.
     (site_dir / LUNR_INDEX).unlink(missing_ok=True)
     return None
+
+
+# --- reproducible builds: Pagefind writes filters in hash-map order, which changes from run
+# to run. Rewrite each filter file with its values sorted, name it after its content, and
+# update the two files that refer to it (the language's .pf_meta, sorted too, and the entry JSON).
+
+MAGIC = b"pagefind_dcd"
+
+
+def _cbor_head(major: int, value: int) -> bytes:
+    if value < 24:
+        return bytes([major << 5 | value])
+    for extra, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
+        if value < 1 << (8 * size):
+            return bytes([major << 5 | extra]) + value.to_bytes(size, "big")
+    raise ValueError("integer too large for CBOR")
+
+
+def cbor_dump(value) -> bytes:
+    """CBOR for what Pagefind's filter files hold: unsigned integers, text and arrays."""
+    if isinstance(value, int):
+        return _cbor_head(0, value)
+    if isinstance(value, str):
+        data = value.encode("utf-8")
+        return _cbor_head(3, len(data)) + data
+    return _cbor_head(4, len(value)) + b"".join(cbor_dump(item) for item in value)
+
+
+def cbor_load(data: bytes, at: int = 0):
+    """(value, next offset) for unsigned integers, text and arrays; anything else is refused."""
+    major, info = data[at] >> 5, data[at] & 31
+    at += 1
+    if info >= 24:
+        size = 1 << (info - 24)
+        info, at = int.from_bytes(data[at : at + size], "big"), at + size
+    if major == 0:
+        return info, at
+    if major == 3:
+        return data[at : at + info].decode("utf-8"), at + info
+    if major == 4:
+        items = []
+        for _ in range(info):
+            item, at = cbor_load(data, at)
+            items.append(item)
+        return items, at
+    raise ValueError(f"unexpected CBOR major type {major}")
+
+
+def _write(path: Path, payload: bytes) -> None:
+    path.write_bytes(gzip.compress(payload, 9, mtime=0))
+
+
+def stable_filters(bundle: Path) -> None:
+    renamed: dict[str, str] = {}
+    for path in sorted((bundle / "filter").glob("*.pf_filter")):
+        key, values = cbor_load(gzip.decompress(path.read_bytes())[len(MAGIC) :])[0]
+        payload = MAGIC + cbor_dump([key, sorted(values, key=lambda pair: pair[0])])
+        name = f"{path.stem.split('_')[0]}_{hashlib.sha256(payload).hexdigest()[: len(path.stem.split('_')[1])]}"
+        path.unlink()
+        _write(path.with_name(name + path.suffix), payload)
+        renamed[path.stem] = name
+    entry = bundle / "pagefind-entry.json"
+    text = entry.read_text(encoding="utf-8")
+    for meta in sorted(bundle.glob("pagefind.*.pf_meta")):
+        fields = cbor_load(gzip.decompress(meta.read_bytes())[len(MAGIC) :])[0]
+        for i, field in enumerate(fields):
+            if isinstance(field, list) and field and all(isinstance(f, list) and len(f) == 2 and f[1] in renamed for f in field):
+                fields[i] = sorted([name, renamed[chunk]] for name, chunk in field)  # the filters: [name, file]
+        payload = MAGIC + cbor_dump(fields)
+        old_hash = meta.name.split(".")[1]
+        new_hash = f"{old_hash.split('_')[0]}_{hashlib.sha256(payload).hexdigest()[: len(old_hash.split('_')[1])]}"
+        meta.unlink()
+        _write(meta.with_name(f"pagefind.{new_hash}.pf_meta"), payload)
+        text = text.replace(f'"{old_hash}"', f'"{new_hash}"')
+    entry.write_text(text, encoding="utf-8")
