@@ -26,25 +26,11 @@ def on_config(config):
     if site.problems:
         lines = "\n".join(p.format() for p in site.problems)
         raise PluginError(f"{len(site.problems)} problem(s) in entries/, nothing was published:\n{lines}")
-    config.nav = _expand_nav(config.nav or [], pipeline.nav_sections(site))
+    config.nav = pipeline.expand_nav(config.nav or [], pipeline.nav_sections(site))
     search.configure(config)
     _build.clear()
     _build.update(site=site, generated=set())
     return config
-
-
-def _expand_nav(items, sections):
-    """Turn a nav item pointing at a generated index into a section with its index pages."""
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            (title, value), = item.items()
-            if isinstance(value, str) and value in sections:
-                item = {title: [value] + [{name: uri} for name, uri in sections[value]]}
-            elif isinstance(value, list):
-                item = {title: _expand_nav(value, sections)}
-        out.append(item)
-    return out
 
 
 def on_files(files, config):

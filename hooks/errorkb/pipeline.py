@@ -59,6 +59,20 @@ def nav_sections(site: Site) -> dict[str, list[tuple[str, str]]]:
     return {"errors/index.md": [(term.name, f"categories/{slug}.md") for slug, term in categories.items()]}
 
 
+def expand_nav(items: list, sections: dict[str, list[tuple[str, str]]]) -> list:
+    """A nav (as in mkdocs.yml) with each item that points at a generated index turned into a section of its index pages."""
+    out = []
+    for item in items:
+        if isinstance(item, dict):
+            (title, value), = item.items()
+            if isinstance(value, str) and value in sections:
+                item = {title: [value] + [{name: uri} for name, uri in sections[value]]}
+            elif isinstance(value, list):
+                item = {title: expand_nav(value, sections)}
+        out.append(item)
+    return out
+
+
 def contribute_page(root: Path) -> GeneratedPage:
     """The Contribute page is CONTRIBUTING.md itself, so the repository and the site never disagree."""
     text = (root / "CONTRIBUTING.md").read_text(encoding="utf-8") if (root / "CONTRIBUTING.md").is_file() else "# Contribute\n"
