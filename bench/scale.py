@@ -89,20 +89,6 @@ def timed_build(kb: Path, config: str, site_dir: Path) -> Run:
     return Run(seconds, usage.ru_maxrss / 1024)
 
 
-def expand_nav(items: list, sections: dict) -> list:
-    """The navigation the hook builds (sections and category indexes), written out for the plain build."""
-    out = []
-    for item in items:
-        if isinstance(item, dict):
-            (title, value), = item.items()
-            if isinstance(value, str) and value in sections:
-                item = {title: [value] + [{name: uri} for name, uri in sections[value]]}
-            elif isinstance(value, list):
-                item = {title: expand_nav(value, sections)}
-        out.append(item)
-    return out
-
-
 def plain_copy(kb: Path) -> tuple[Path, float]:
     """The same site as Markdown files (site_src/ plus every generated page and file, no hook), and the pipeline's own time."""
     start = time.perf_counter()
@@ -128,7 +114,7 @@ def plain_copy(kb: Path) -> tuple[Path, float]:
         "docs_dir": "docs",
         "hooks": [],
         "watch": [],
-        "nav": expand_nav(config.get("nav") or [], pipeline.nav_sections(site)),
+        "nav": pipeline.expand_nav(config.get("nav") or [], pipeline.nav_sections(site)),
     }
     (dest / "mkdocs.yml").write_text(yaml.safe_dump(plain, sort_keys=False, allow_unicode=True), encoding="utf-8")
     return dest, seconds
