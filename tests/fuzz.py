@@ -78,10 +78,11 @@ def mutate(base: str, edits: list[tuple[int, int, str]]) -> bytes:
     return text.encode("utf-8", errors="surrogatepass")
 
 
-def check_problems(problems, size_lines: int) -> None:
+def check_problems(problems, newlines: int) -> None:
+    """Live codes, and lines inside the file (or just past its end, where a parser reports an unexpected end)."""
     for p in problems:
         assert p.code in CODES and not CODES[p.code].retired, p
-        assert 1 <= p.line <= size_lines + 1, p
+        assert 1 <= p.line <= newlines + 2, p
 
 
 # --- yaml: the first reader of every file ---
