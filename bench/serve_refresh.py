@@ -19,6 +19,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -48,9 +49,11 @@ def fetch(url: str) -> str | None:
         return None
 
 
-def wait_for(url: str, text: str | None, deadline: float) -> float:
+def wait_for(url: str, text: str | None, deadline: float, alive) -> float:
     """Poll ``url`` until it answers (and contains ``text``); the moment it did."""
     while time.monotonic() < deadline:
+        if not alive():
+            raise RuntimeError("the server stopped")
         body = fetch(url)
         if body is not None and (text is None or text in body):
             return time.monotonic()
@@ -60,15 +63,19 @@ def wait_for(url: str, text: str | None, deadline: float) -> float:
 
 def measure(kb: Path, entry: Path, mode: str, edits: int) -> list[float]:
     port = free_port()
-    command = [sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}"] + (["--dirty"] if mode == "dirty" else [])
+    # --dirty warns that navigation may be stale, and the project builds with strict: true, so it needs --no-strict.
+    extra = ["--dirty", "--no-strict"] if mode == "dirty" else []
+    command = [sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}", *extra]
     env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
-    server = subprocess.Popen(command, cwd=kb, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    log = tempfile.TemporaryFile()
+    server = subprocess.Popen(command, cwd=kb, env=env, stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+    alive = lambda: server.poll() is None  # noqa: E731
     original = entry.read_text(encoding="utf-8")
     url = f"http://127.0.0.1:{port}/errors/{entry.stem}/"
     times = []
     try:
         start = time.monotonic()
-        wait_for(url, None, start + TIMEOUT)
+        wait_for(url, None, start + TIMEOUT, alive)
         print(f"  {mode}: first build served after {time.monotonic() - start:.1f} s", file=sys.stderr, flush=True)
         for n in range(1, edits + 1):
             marker = f"edited {n} at {time.time_ns()}"
@@ -76,12 +83,16 @@ def measure(kb: Path, entry: Path, mode: str, edits: int) -> list[float]:
             time.sleep(1.5)  # let the previous rebuild settle, so each edit is timed on its own
             edited = time.monotonic()
             entry.write_text(text, encoding="utf-8")
-            seen = wait_for(url, marker, edited + TIMEOUT)
+            seen = wait_for(url, marker, edited + TIMEOUT, alive)
             times.append(seen - edited)
             print(f"  {mode}: edit {n} served after {times[-1]:.1f} s", file=sys.stderr, flush=True)
+    except RuntimeError:
+        log.seek(0)
+        sys.exit(f"mkdocs serve stopped:\n{log.read().decode(errors='replace')[-2000:]}")
     finally:
         entry.write_text(original, encoding="utf-8")
-        os.killpg(server.pid, signal.SIGTERM)
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
         try:
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
