@@ -85,10 +85,10 @@ def _content_problems(data: dict, doc: YamlDoc, rel: str, kind: str) -> list[Pro
             for code, message in check_markdown(text):
                 out.append(problem(code, rel, doc.line_of(path), field_path(path), message))
     if kind == "errors":
-        signatures = [p for p in data.get("signatures") or [] if isinstance(p, str)]
+        signatures = [p for p in (data.get("signatures") if isinstance(data.get("signatures"), list) else []) if isinstance(p, str)]
         safe = []
         for name in ("signatures", "context"):
-            for index, pattern in enumerate(data.get(name) or []):
+            for index, pattern in enumerate(data.get(name) if isinstance(data.get(name), list) else []):
                 path = (name, index)
                 reason = check_signature(pattern) if isinstance(pattern, str) else None
                 if reason:

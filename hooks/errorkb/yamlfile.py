@@ -144,7 +144,7 @@ def read_yaml(raw: bytes, rel: str) -> YamlDoc:
         doc.problems.append(problem("KB001", rel, 1, "", f"cannot be parsed: {type(exc).__name__}"))
     finally:
         loader.dispose()
-    if doc.data is not None and not doc.problems and not isinstance(doc.data, dict):
+    if not doc.problems and not isinstance(doc.data, dict):
         kind = type(doc.data).__name__
         doc.problems.append(problem("KB006", rel, 1, "", f"the top level is a {kind}, not a mapping of fields"))
         doc.data = None
