@@ -63,14 +63,23 @@ def steps_of(graph: Graph, settings: Settings, kind: str, entry_id: str) -> list
     ]
 
 
-def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str) -> dict:
+def reverse_links(graph: Graph) -> dict[str, set[str]]:
+    """id -> ids of the entries that link to it, built once (scanning all entries per entry was quadratic)."""
+    out: dict[str, set[str]] = {}
+    for i, e in graph.errors.items():
+        for target in e.related_errors:
+            out.setdefault(target, set()).add(i)
+    for i, g in graph.guides.items():
+        for target in [*g.related_errors, *g.related_guides, *(t for c in g.causes for t in c.errors)]:
+            out.setdefault(target, set()).add(i)
+    return out
+
+
+def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict[str, set[str]]) -> dict:
     entry = graph.loaded.entries[kind][entry_id]
     ref = (kind, entry_id)
     url = url_of(settings, kind, entry_id)
-    linked_from = sorted(
-        {i for i, e in graph.errors.items() if entry_id in e.related_errors}
-        | {i for i, g in graph.guides.items() if entry_id in g.related_errors or entry_id in g.related_guides or any(entry_id in c.errors for c in g.causes)}
-    )
+    linked_from = sorted(links_to.get(entry_id, ()))
     return index_record(graph, settings, kind, entry_id) | {
         "version": VERSION,
         "authored": entry.model_dump(mode="json"),
@@ -90,9 +99,10 @@ def export_api(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     kinds = ("errors", "guides")
     records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
+    links_to = reverse_links(graph)
     for kind in kinds:
         for entry_id in sorted(graph.loaded.entries[kind]):
-            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id))))
+            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to))))
     for kind in ("models", "gpus"):
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))
