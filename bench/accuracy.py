@@ -25,9 +25,9 @@ LOGS = ROOT / "tests" / "data" / "real-memory-logs"
 if str(ROOT / "hooks") not in sys.path:
     sys.path.insert(0, str(ROOT / "hooks"))
 
-from errorkb import vram  # noqa: E402
-from errorkb.hardware import arch_of, family_of  # noqa: E402
-from errorkb.loader import load  # noqa: E402
+from errorkb.calculator import vram  # noqa: E402
+from errorkb.calculator.hardware import arch_of, family_of  # noqa: E402
+from errorkb.build.loader import load  # noqa: E402
 
 MIB, GIB = vram.MIB, vram.GIB
 VLLM_POOL_TOLERANCE = 0.10

@@ -29,10 +29,10 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench"), str(ROOT / "hooks")]
 import yaml  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, make_kb, mkdocs_build, serve  # noqa: E402
-from errorkb.linker import link  # noqa: E402
-from errorkb.loader import load  # noqa: E402
-from errorkb.matcher import compile_index, matcher_index, rank  # noqa: E402
-from errorkb.normalise import normalise  # noqa: E402
+from errorkb.build.linker import link  # noqa: E402
+from errorkb.build.loader import load  # noqa: E402
+from errorkb.matcher.score import compile_index, matcher_index, rank  # noqa: E402
+from errorkb.matcher.normalise import normalise  # noqa: E402
 
 WORK = ROOT / ".bench"
 CORPUS = ROOT / "tests" / "data" / "real-logs"

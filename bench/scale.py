@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "hooks"))
 sys.path.insert(0, str(HERE))
 
 import synth  # noqa: E402
-from errorkb import pipeline  # noqa: E402
-from errorkb.cli import read_settings  # noqa: E402
+from errorkb.build import pipeline  # noqa: E402
+from errorkb.cli.settings import read_settings  # noqa: E402
 
 WORK = ROOT / "build" / "bench"
 TARGETS = {

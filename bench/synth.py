@@ -23,7 +23,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hooks"))
 
-from errorkb import schema  # noqa: E402
+from errorkb.build import schema  # noqa: E402
 
 GUIDE_SHARE = 0.03  # about one guide for thirty errors, as in a grown KB
 

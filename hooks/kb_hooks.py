@@ -1,4 +1,4 @@
-"""MkDocs hooks: translate MkDocs events into one errorkb.pipeline.build() call.
+"""MkDocs hooks: translate MkDocs events into one errorkb.build.pipeline.build() call.
 
 Nothing else belongs here. Data is re-read on every build (no module-level
 cache survives between builds), so `mkdocs serve` shows every edit.
@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
-from errorkb import pipeline, safety, search  # noqa: E402
+from errorkb.build import pipeline, safety, search  # noqa: E402
 
 _build = {}  # this build's result, replaced at every on_config
 

@@ -63,7 +63,7 @@ def test_hostile_markdown_never_reaches_html(tmp_path):
 
 def test_every_published_url_still_resolves(built_site):
     """The committed manifest: every URL ever published is a page or a redirect in this build."""
-    from errorkb.urls import read_manifest
+    from errorkb.build.urls import read_manifest
 
     manifest = read_manifest(ROOT)
     assert len(manifest) > 50

@@ -12,8 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "hooks") not in sys.path:
     sys.path.insert(0, str(ROOT / "hooks"))
 
-from errorkb import hardware, vram  # noqa: E402
-from errorkb.loader import load  # noqa: E402
+from errorkb.calculator import hardware
+from errorkb.calculator import vram  # noqa: E402
+from errorkb.build.loader import load  # noqa: E402
 
 MODEL, GPU = "llama-3.1-8b", "rtx-4090"
 

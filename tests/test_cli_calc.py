@@ -14,8 +14,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "hooks") not in sys.path:
     sys.path.insert(0, str(ROOT / "hooks"))
 
-from errorkb import cli, cli_calc, hardware, vram  # noqa: E402
-from errorkb.loader import load  # noqa: E402
+from errorkb.cli import main as cli
+from errorkb.cli import calc as cli_calc
+from errorkb.calculator import hardware
+from errorkb.calculator import vram  # noqa: E402
+from errorkb.build.loader import load  # noqa: E402
 
 ENTRIES = load(ROOT).entries
 MODELS, GPUS = ENTRIES["models"], ENTRIES["gpus"]

@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from conftest import ROOT, run_kb
-from errorkb.cli_match import read_bounded
-from errorkb.linker import link
-from errorkb.loader import load
-from errorkb.matcher import CONFIDENT, compile_index, match, matcher_index
-from errorkb.normalise import MAX_INPUT, ROUGH_CUT, normalise
+from errorkb.cli.match import read_bounded
+from errorkb.build.linker import link
+from errorkb.build.loader import load
+from errorkb.matcher.score import CONFIDENT, compile_index, match, matcher_index
+from errorkb.matcher.normalise import MAX_INPUT, ROUGH_CUT, normalise
 
 CASES = json.loads((ROOT / "tests" / "matcher_cases.json").read_text(encoding="utf-8"))
 REAL_LOGS = sorted((ROOT / "tests" / "data" / "real-logs").glob("*.yaml"))

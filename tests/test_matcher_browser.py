@@ -8,7 +8,7 @@ import re
 import yaml
 
 from conftest import ROOT, run_kb
-from errorkb.matcher import match
+from errorkb.matcher.score import match
 
 CORPUS = ROOT / "tests" / "data" / "real-logs"
 

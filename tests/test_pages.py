@@ -8,9 +8,9 @@ import re
 import pytest
 
 from conftest import FIXTURES, ROOT
-from errorkb import pipeline
-from errorkb.pages import Settings, summary_of
-from errorkb.safety import check_markdown, clean_html
+from errorkb.build import pipeline
+from errorkb.build.pages import Settings, summary_of
+from errorkb.build.safety import check_markdown, clean_html
 
 GOLDEN = ROOT / "tests" / "golden"
 SETTINGS = Settings(today=dt.date(2026, 11, 21))
@@ -81,7 +81,7 @@ def test_summary_falls_back_to_first_sentence_of_cause(site):
 
 
 def test_plain_text_fields_are_escaped_not_interpreted(tmp_path):
-    from errorkb.render import text
+    from errorkb.build.render import text
 
     assert text("<script>alert(1)</script>") == "\\<script\\>alert\\(1\\)\\</script\\>"
     assert text("[x](javascript:y)") == "\\[x\\]\\(javascript:y\\)"

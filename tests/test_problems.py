@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from conftest import FIXTURES, run_kb
-from errorkb.problems import CODES, Problem
+from errorkb.build.problems import CODES, Problem
 
 INVALID = FIXTURES / "invalid"
 CASES = yaml.safe_load((INVALID / "cases.yaml").read_text(encoding="utf-8"))["cases"]

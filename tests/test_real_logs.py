@@ -18,10 +18,10 @@ import pytest
 import yaml
 
 from conftest import ROOT
-from errorkb.linker import link
-from errorkb.loader import load
-from errorkb.matcher import compile_index, match, matcher_index, rank
-from errorkb.normalise import normalise
+from errorkb.build.linker import link
+from errorkb.build.loader import load
+from errorkb.matcher.score import compile_index, match, matcher_index, rank
+from errorkb.matcher.normalise import normalise
 
 CORPUS = ROOT / "tests" / "data" / "real-logs"
 FILES = sorted(CORPUS.glob("*.yaml"))

@@ -11,7 +11,7 @@ import sys
 import yaml
 
 from conftest import FIXTURES, ROOT, run_kb
-from errorkb.problems import CODES
+from errorkb.build.problems import CODES
 
 
 def test_issue_form_is_valid_for_github():

@@ -90,9 +90,9 @@ def test_identifiers_are_found_as_typed(page, site_server, query):
 
 
 def test_annotate_marks_articles_with_facets_and_leaves_listings(monkeypatch):
-    from errorkb.linker import link
-    from errorkb.loader import load
-    from errorkb.search import ARTICLE, annotate
+    from errorkb.build.linker import link
+    from errorkb.build.loader import load
+    from errorkb.build.search import ARTICLE, annotate
 
     graph = link(load(ROOT))
     html = f'<body>{ARTICLE}<h1>T<a class="headerlink" href="#t">¶</a></h1><div class="kb-error-text">x</div></article></body>'
@@ -106,7 +106,7 @@ def test_annotate_marks_articles_with_facets_and_leaves_listings(monkeypatch):
 
 
 def test_cbor_round_trip_of_what_pagefind_filters_hold():
-    from errorkb.search import cbor_dump, cbor_load
+    from errorkb.build.search import cbor_dump, cbor_load
 
     value = ["tool", [["vLLM", [0, 23, 24, 255, 256, 70_000]], ["llama.cpp", []], ["é" * 30, [2**33]]]]
     assert cbor_load(cbor_dump(value)) == (value, len(cbor_dump(value)))

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT / "hooks") not in sys.path:
     sys.path.insert(0, str(ROOT / "hooks"))
 
-from errorkb import vram  # noqa: E402
+from errorkb.calculator import vram  # noqa: E402
 
 CASES = json.loads((ROOT / "tests" / "calculator_cases.json").read_text(encoding="utf-8"))
 ARCHS = CASES["archs"]

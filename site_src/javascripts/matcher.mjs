@@ -1,5 +1,5 @@
 // "Paste your error": the matcher in the browser, and the box that uses it.
-// rank() and match() compute exactly what hooks/errorkb/matcher.py computes
+// rank() and match() compute exactly what hooks/errorkb/matcher/score.py computes
 // (read its docstring for how an entry scores); tests/matcher_cases.json
 // holds the cases both must pass. mount() runs on every page load and does
 // nothing on pages without <div id="kb-paste">. Nothing leaves the page.

@@ -1,5 +1,5 @@
 // Log normalisation for the matcher: a pasted log -> { lines, flat }.
-// The same steps and regular expressions as hooks/errorkb/normalise.py (read
+// The same steps and regular expressions as hooks/errorkb/matcher/normalise.py (read
 // its docstring for the why); tests/matcher_cases.json keeps the two equal.
 // No "u" flag anywhere: \w and \d are ASCII, as with Python's re.ASCII.
 

@@ -1,4 +1,4 @@
-// The header's search box, on Pagefind's index (built by hooks/errorkb/search.py).
+// The header's search box, on Pagefind's index (built by hooks/errorkb/build/search.py).
 // Pagefind is loaded on the first focus of the box, and each search downloads
 // only the index chunks its words need; it indexes identifiers, flags and
 // key:value pairs whole and by part, so queries go to it as typed. Facets: tool, platform, category,

@@ -1,5 +1,5 @@
 // Calculator math for the "Will it run?" page: a line-by-line mirror of
-// hooks/errorkb/vram.py (read its docstrings and constants for the why).
+// hooks/errorkb/calculator/vram.py (read its docstrings and constants for the why).
 // Pure functions over plain objects with the same snake_case keys; both run
 // over tests/calculator_cases.json, so the two cannot drift apart.
 

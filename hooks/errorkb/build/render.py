@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jinja2
 
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates" / "pages"
+TEMPLATES_DIR = Path(__file__).resolve().parents[3] / "templates" / "pages"
 
 _MD_SPECIALS = re.compile(r"([\\`*_\[\]{}()#+!|<>~])")
 

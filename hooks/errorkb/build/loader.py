@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
-from . import schema
-from .problems import Problem, problem
-from .safety import check_markdown, check_signature
-from .yamlfile import YamlDoc, field_path, read_yaml
+from errorkb.build import schema
+from errorkb.build.problems import Problem, problem
+from errorkb.build.safety import check_markdown, check_signature
+from errorkb.build.yamlfile import YamlDoc, field_path, read_yaml
 
 MARKDOWN_FIELDS = {"cause", "body", "diagnose", "fix", "answer"}
 MAX_FILES = 50_000

@@ -10,44 +10,23 @@ Each acts on the KB root found from the current directory, or --root.
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
 import datetime as dt
 from dataclasses import replace
 import json
 import sys
 from pathlib import Path
 
-import yaml
-
-from . import schema
-from .linker import link
-from .loader import find_root, load
-from .api import email_snippet, steps_of, url_of
-from .pages import Settings, summary_of
-from .pipeline import settings_from
-from .scaffold import scaffold
-from .schemajson import schema_text
-from .urls import broken_urls, update_manifest
-from .pages import stale_refs
-
-
-OPTIONAL_COMMANDS = ("cli_calc", "cli_match", "cli_more")  # modules that add subcommands with register(subparsers)
-
-
-class _Lenient(yaml.SafeLoader):
-    """Reads mkdocs.yml, which may hold !!python/name tags, ignoring the tags."""
-
-
-_Lenient.add_multi_constructor("", lambda loader, suffix, node: None)
-
-
-def read_settings(root: Path) -> Settings:
-    try:
-        config = yaml.load((root / "mkdocs.yml").read_text(encoding="utf-8"), Loader=_Lenient) or {}
-    except (OSError, yaml.YAMLError):
-        config = {}
-    return settings_from(config.get("extra") or {}, config.get("site_url"), config.get("repo_url"))
+from errorkb.build import schema
+from errorkb.build.linker import link
+from errorkb.build.loader import find_root, load
+from errorkb.build.api import email_snippet, steps_of, url_of
+from errorkb.build.pages import summary_of
+from errorkb.cli import calc, match, pages
+from errorkb.cli.scaffold import scaffold
+from errorkb.cli.settings import read_settings
+from errorkb.build.schemajson import schema_text
+from errorkb.build.urls import broken_urls, update_manifest
+from errorkb.build.pages import stale_refs
 
 
 def cmd_check(args: argparse.Namespace, root: Path) -> int:
@@ -184,9 +163,8 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("urls", help="check (or --update) the manifest of published URLs")
     p.add_argument("--update", action="store_true", help="add the URLs served now to published-urls.txt")
     p.set_defaults(func=cmd_urls)
-    for module in OPTIONAL_COMMANDS:
-        if importlib.util.find_spec(f"{__package__}.{module}") is not None:
-            importlib.import_module(f"{__package__}.{module}").register(sub)
+    for module in (calc, match, pages):
+        module.register(sub)
     return top
 
 

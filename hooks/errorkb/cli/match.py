@@ -16,10 +16,11 @@ import sys
 from pathlib import Path
 from typing import BinaryIO
 
-from .linker import link
-from .loader import load
-from .matcher import Match, compile_index, matcher_index, rank
-from .normalise import ROUGH_CUT, normalise
+from errorkb.build.linker import link
+from errorkb.build.loader import load
+from errorkb.matcher.score import Match, compile_index, matcher_index, rank
+from errorkb.matcher.normalise import ROUGH_CUT, normalise
+from errorkb.cli.settings import read_settings
 
 CHUNK = 1 << 16
 
@@ -55,7 +56,6 @@ def format_text(matches: list[Match], flat: str, site_url: str) -> str:
 
 
 def cmd_match(args: argparse.Namespace, root: Path) -> int:
-    from .cli import read_settings  # cli imports this module; import back lazily
 
     if args.top is not None and args.top < 0:
         print("--top must be 0 (all) or more", file=sys.stderr)

@@ -12,8 +12,8 @@ from __future__ import annotations
 import posixpath
 from urllib.parse import urlencode
 
-from . import vram
-from .render import render
+from errorkb.calculator import vram
+from errorkb.build.render import render
 
 FIT_CONTEXTS = (8192, 32768)
 GGUF_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_L", "Q2_K")

@@ -27,9 +27,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .linker import Graph
-from .normalise import Normalised, normalise
-from .pages import page_url
+from errorkb.build.linker import Graph
+from errorkb.matcher.normalise import Normalised, normalise
+from errorkb.build.pages import page_url
 
 INDEX_VERSION = 1
 CONFIDENT = 0.7  # at or above: shown as a confident match

@@ -12,14 +12,14 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .api import dump, export_api
-from .feeds import export_feeds
-from .hardware import calculator_data, hardware_pages
-from .linker import Graph, link
-from .loader import load
-from .pages import GeneratedFile, GeneratedPage, Settings, build_pages
-from .problems import Problem
-from .urls import broken_urls
+from errorkb.build.api import dump, export_api
+from errorkb.build.feeds import export_feeds
+from errorkb.calculator.hardware import calculator_data, hardware_pages
+from errorkb.build.linker import Graph, link
+from errorkb.build.loader import load
+from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages
+from errorkb.build.problems import Problem
+from errorkb.build.urls import broken_urls
 
 
 @dataclass

@@ -12,8 +12,8 @@ import datetime as dt
 from email.utils import format_datetime
 from xml.sax.saxutils import escape
 
-from .linker import Graph
-from .pages import GeneratedFile, Settings, page_url, summary_of
+from errorkb.build.linker import Graph
+from errorkb.build.pages import GeneratedFile, Settings, page_url, summary_of
 
 FEED_SIZE = 50
 

@@ -11,7 +11,7 @@ import json
 
 from pydantic.json_schema import models_json_schema
 
-from . import schema
+from errorkb.build import schema
 
 
 def schema_document() -> dict:

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import json
 
-from .linker import Graph
-from .matcher import matcher_index
-from .pages import GeneratedFile, Settings, edit_url, page_url, plain, summary_of
+from errorkb.build.linker import Graph
+from errorkb.matcher.score import matcher_index
+from errorkb.build.pages import GeneratedFile, Settings, edit_url, page_url, plain, summary_of
 
 API = "api/v1"
 VERSION = 1

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from .loader import Loaded
-from .problems import Problem, problem
-from .yamlfile import field_path
+from errorkb.build.loader import Loaded
+from errorkb.build.problems import Problem, problem
+from errorkb.build.yamlfile import field_path
 
 Ref = tuple[str, str]  # (kind, id)
 

@@ -15,8 +15,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from .linker import Graph
-from .render import render
+from errorkb.build.linker import Graph
+from errorkb.build.render import render
 
 VERIFICATION = {
     "owner": "Reproduced by the maintainer",

@@ -13,9 +13,9 @@ import json
 import sys
 from pathlib import Path
 
-from . import vram
-from .hardware import arch_of, family_of, scenario
-from .loader import load
+from errorkb.calculator import vram
+from errorkb.calculator.hardware import arch_of, family_of, scenario
+from errorkb.build.loader import load
 
 SITE = "https://errorkb.org/"
 

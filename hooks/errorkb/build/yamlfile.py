@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from .problems import Problem, problem
+from errorkb.build.problems import Problem, problem
 
 MAX_BYTES = 256 * 1024
 MAX_DEPTH = 12

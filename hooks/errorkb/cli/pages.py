@@ -16,7 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from .pipeline import build
+from errorkb.build.pipeline import build
+from errorkb.cli.settings import read_settings
 
 KEEP = {".gitkeep"}
 
@@ -31,8 +32,6 @@ def _target(out: Path, rel: str) -> Path:
 
 def write_pages(root: Path, out: Path, with_site_src: bool = False) -> tuple[int, int]:
     """Write the generated pages and files of the KB at ``root`` into ``out``; (pages, files) written."""
-    from .cli import read_settings  # the settings reader lives with the other commands
-
     site = build(root, read_settings(root))
     if site.problems:
         raise LookupError("\n".join(p.format() for p in site.problems))

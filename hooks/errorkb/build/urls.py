@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .linker import Graph
-from .problems import Problem, problem
+from errorkb.build.linker import Graph
+from errorkb.build.problems import Problem, problem
 
 MANIFEST = "published-urls.txt"
 KINDS = ("errors", "guides", "models", "gpus")

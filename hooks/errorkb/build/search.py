@@ -24,7 +24,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .linker import Graph
+from errorkb.build.linker import Graph
 
 INDEXED_KINDS = {"error", "guide", "model", "gpu", None}  # None: the hand-written pages; listings are left out
 ARTICLE = '<article class="md-content__inner md-typeset">'
