@@ -21,16 +21,16 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --silent --no-audit --no-fund
 	@touch $(NODE_STAMP)
 
-serve: $(STAMP)
+serve: $(STAMP) $(NODE_STAMP)
 	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 # Build into a temporary folder and swap it in, so a failed build never leaves a partial site/.
-build: $(STAMP)
+build: $(STAMP) $(NODE_STAMP)
 	rm -rf build/site.tmp
 	$(BIN)/mkdocs build --strict --quiet --site-dir build/site.tmp
 	rm -rf site && mv build/site.tmp site
 
-check: $(STAMP)
+check: $(STAMP) $(NODE_STAMP)
 	$(BIN)/kb check
 	$(BIN)/kb schema --check
 

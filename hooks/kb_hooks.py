@@ -11,6 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from markupsafe import Markup  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
@@ -22,7 +23,10 @@ _build = {}  # this build's result, replaced at every on_config
 def on_config(config):
     root = Path(config.config_file_path).resolve().parent
     settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)
-    site = pipeline.build(root, settings)
+    try:
+        site = pipeline.build(root, settings)
+    except pipeline.MissingVendored as exc:
+        raise PluginError(str(exc)) from None
     if site.problems:
         lines = "\n".join(p.format() for p in site.problems)
         raise PluginError(f"{len(site.problems)} problem(s) in entries/, nothing was published:\n{lines}")
@@ -57,3 +61,17 @@ def on_post_build(config):
     problem = search.build_index(Path(config.site_dir))
     if problem:
         raise PluginError(problem)
+
+
+def on_env(env, config, files):
+    # Every value the theme prints is escaped for HTML unless it is markup the
+    # build made (the page body below): a title, a category name or a
+    # description from an entry is text wherever Material puts it.
+    env.autoescape = True
+    return env
+
+
+def on_page_context(context, page, config, nav):
+    if page.content is not None:
+        page.content = Markup(page.content)  # rendered and sanitised by on_page_content
+    return context

@@ -23,6 +23,13 @@ markdown  text that check_markdown lets through renders (with the site's
           through whatever it is given.
 matcher   match() never raises, returns entries best first, and takes
           under two seconds on a pasted log of up to 100 KB.
+signature a pattern the signature language accepts compiles in RE2, holds
+          the literal text it promises (its prefilter never hides a match
+          RE2 finds), matches no blank log, and runs on a 200 KB log in
+          under a second; check() never raises, whatever the pattern.
+plaintext a title made of any characters is either refused with KB024 or
+          renders, in the page template and the front matter, to text that
+          reads back as itself with no tag and no control character.
 """
 
 from __future__ import annotations
@@ -261,7 +268,53 @@ def fuzz_matcher(log: str) -> None:
     assert scores == sorted(scores, reverse=True), scores
 
 
-TARGETS = {"yaml": fuzz_yaml, "loader": fuzz_loader, "markdown": fuzz_markdown, "matcher": fuzz_matcher}
+REGEX_PARTS = [
+    "cuda", " out of memory", "error", "\\d+", "\\w{0,20}", "[^\\n]{0,120}", ".{0,80}", "(?:a|b)", "|", "(", ")", "?", "*", "+",
+    "{2,5}", "{0,1001}", "\\", "\\b", "\\s", "\\p{L}", "(?=x)", "(?i)", "(?P<n>x)", "\\1", "[a-z]", "[^x]+", ".*", "(?:x+)+",
+    "nccl warn", "killed", "\\.", "\\x41", "\\Q", "[[:alpha:]]", "(?#c)", "^", "$", "tried to allocate",
+]
+
+
+@settings(**SETTINGS)
+@given(parts=st.lists(st.sampled_from(REGEX_PARTS) | st.text(max_size=6), min_size=1, max_size=12),
+       log=st.text(max_size=200))
+def fuzz_signature(parts: list[str], log: str) -> None:
+    from errorkb.matcher import language
+    from errorkb.matcher.score import ascii_lower
+
+    pattern = "".join(parts)
+    if language.check(pattern) is not None:
+        return
+    compiled = language.compile(pattern)
+    factors = language.factors(pattern)
+    assert factors and min(map(len, factors)) >= language.MIN_FACTOR, (pattern, factors)
+    assert compiled.search("") is None and compiled.search(" ") is None, pattern
+    for text in (log, log + " " + "".join(p for p in parts if p.isalpha())):
+        if compiled.search(text):
+            assert any(f in ascii_lower(text) for f in factors), (pattern, factors, text)
+    big = (log or "x") * (200_000 // max(1, len(log)))
+    start = time.perf_counter()
+    compiled.search(big)
+    assert time.perf_counter() - start < 1.0, pattern
+
+
+@settings(**SETTINGS)
+@given(title=st.text(min_size=3, max_size=200))
+def fuzz_plaintext(title: str) -> None:
+    from errorkb.build.render import environment, text
+    from errorkb.build.text import forbidden
+
+    if "\n" in title or title.strip() != title or len(title.strip()) < 3 or forbidden(title):
+        return  # refused by the schema (one line) or by KB024
+    front = environment().from_string("title: {{ value | tojson }}").render(value=title)
+    assert yaml.safe_load(front)["title"] == title, front
+    html = site_markdown("# " + text(title))
+    assert "<script" not in html.lower() and not re.search(r"<(?!/?h1\b)[a-z]", html.replace('<a class="headerlink"', "")), html
+    assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f]", html)
+
+
+TARGETS = {"yaml": fuzz_yaml, "loader": fuzz_loader, "markdown": fuzz_markdown, "matcher": fuzz_matcher,
+           "signature": fuzz_signature, "plaintext": fuzz_plaintext}
 
 
 def main(argv: list[str] | None = None) -> int:

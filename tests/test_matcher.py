@@ -174,3 +174,18 @@ def test_kb_match_nothing_and_usage_errors(tmp_path):
     assert "No entry matches" in run_kb("match", stdin="hello").stdout
     assert run_kb("match", str(tmp_path / "missing.log")).returncode == 2
     assert run_kb("match", "--top", "-1", stdin="x").returncode == 2
+
+
+ADVERSARIAL = json.loads((ROOT / "tests" / "adversarial_signatures.json").read_text())
+
+
+@pytest.mark.parametrize("pattern", ADVERSARIAL["patterns"])
+def test_patterns_that_would_hang_a_backtracking_engine_run_in_linear_time(pattern):
+    from errorkb.matcher import language
+
+    assert language.check(pattern) is None, "the language must accept it, or the test proves nothing"
+    compiled = language.compile(pattern)
+    started = time.perf_counter()
+    for unit, count in ADVERSARIAL["logs"].values():
+        compiled.search(unit * count)
+    assert time.perf_counter() - started < 5, "RE2 took longer than a linear scan of 3 MB can"

@@ -83,7 +83,8 @@ def test_summary_falls_back_to_first_sentence_of_cause(site):
 def test_plain_text_fields_are_escaped_not_interpreted(tmp_path):
     from errorkb.build.render import text
 
-    assert text("<script>alert(1)</script>") == "\\<script\\>alert\\(1\\)\\</script\\>"
+    assert text("<script>alert(1)</script>") == "&lt;script&gt;alert\\(1\\)&lt;/script&gt;"
+    assert text("a & b. 1-2") == "a &amp; b\\. 1\\-2"
     assert text("[x](javascript:y)") == "\\[x\\]\\(javascript:y\\)"
 
 

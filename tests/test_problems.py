@@ -27,6 +27,9 @@ def place_case(dest: Path, case: dict) -> Path:
     target = dest / case["place"]
     target.parent.mkdir(parents=True, exist_ok=True)
     data = (INVALID / case["file"]).read_bytes()
+    if case.get("symlink"):
+        target.symlink_to(data.decode().strip())
+        return target
     if "pad_to" in case:
         data += b"# padding\n" * ((case["pad_to"] - len(data)) // 10 + 1)
     target.write_bytes(data)

@@ -21,6 +21,7 @@ from conftest import ROOT
 from errorkb.build.linker import link
 from errorkb.build.loader import load
 from errorkb.matcher.score import compile_index, match, matcher_index, rank
+from errorkb.matcher import language
 from errorkb.matcher.normalise import normalise
 
 CORPUS = ROOT / "tests" / "data" / "real-logs"
@@ -70,7 +71,7 @@ def test_a_train_log_is_found_and_ranked_first(name, graph, entries):
     log = LOGS[name]
     flat = normalise(log["log"]).flat
     entry = graph.errors[log["expected"]]
-    assert any(re.search(p, flat, re.I | re.A) for p in entry.signatures), "no signature of the entry finds this log"
+    assert any(language.compile(p).search(flat) for p in entry.signatures), "no signature of the entry finds this log"
     ranked = rank(entries, normalise(log["log"]))
     assert ranked and ranked[0].id == log["expected"], [(m.id, m.score) for m in ranked[:3]]
 

@@ -28,6 +28,7 @@ def checkout(dest: Path) -> Path:
         elif src.is_file():
             shutil.copy2(src, dest / name)
     shutil.copytree(ROOT / "hooks", dest / "hooks", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    (dest / "node_modules").symlink_to(ROOT / "node_modules")  # the browser's RE2 engine, shipped from here
     return dest
 
 

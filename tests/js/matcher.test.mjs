@@ -69,3 +69,16 @@ test("search helpers: only chosen facets, excerpts as text", () => {
   assert.deepEqual(activeFilters({ tool: "vLLM", platform: "", severity: undefined }), { tool: "vLLM" });
   assert.deepEqual(excerptParts("a &lt;b&gt; <mark>CUDA_ERROR</mark> &amp; c<script>x</script>"), ["a <b> ", "CUDA_ERROR", " & cx"]);
 });
+
+test("patterns that would hang a backtracking engine run in linear time on 1 MB logs", async () => {
+  const { RE2JS } = await import("re2js");
+  const cases = JSON.parse(readFileSync(new URL("../adversarial_signatures.json", import.meta.url), "utf8"));
+  const logs = Object.values(cases.logs).map(([unit, count]) => unit.repeat(count));
+  const started = performance.now();
+  for (const p of cases.patterns) {
+    const rx = RE2JS.compile(p, RE2JS.CASE_INSENSITIVE);
+    for (const log of logs) rx.matcher(log).find();
+  }
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed < 60_000, `${elapsed.toFixed(0)} ms`);
+});

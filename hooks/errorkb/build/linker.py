@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from errorkb.build.loader import Loaded
+from errorkb.build.schema import RESERVED_IDS
 from errorkb.build.problems import Problem, problem
 from errorkb.build.yamlfile import field_path
 
@@ -100,6 +101,8 @@ def _check_ids(graph: Graph) -> None:
                 key = (space, alias)
                 if alias == entry_id:
                     graph.problems.append(problem("KB015", rel, loaded.line(kind, entry_id, path), field_path(path), "an entry cannot be an alias of itself"))
+                elif alias in RESERVED_IDS:
+                    graph.problems.append(problem("KB028", rel, loaded.line(kind, entry_id, path), field_path(path), f"the alias '{alias}' is the address of a page the site generates"))
                 elif key in owner:
                     clash = owner[key]
                     what = "the id of" if clash[1] == alias else "already an alias of"

@@ -8,16 +8,20 @@ It never stops at the first bad file: one broken entry must not hide another.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
 from errorkb.build import schema
-from errorkb.build.problems import Problem, problem
-from errorkb.build.safety import check_markdown, check_signature
+from errorkb.build.problems import CODES, Problem, problem
+from errorkb.build.safety import check_markdown
+from errorkb.build.text import forbidden
 from errorkb.build.yamlfile import YamlDoc, field_path, read_yaml
+from errorkb.matcher import language
 
 MARKDOWN_FIELDS = {"cause", "body", "diagnose", "fix", "answer"}
 MAX_FILES = 50_000
@@ -59,7 +63,7 @@ def _problems_from_validation(exc: ValidationError, doc: YamlDoc, rel: str) -> l
             out.append(problem("KB010", rel, doc.line_of(loc), path, f"'{loc[-1]}' is not a field of this kind of entry"))
         else:
             message = err["msg"].removeprefix("Value error, ")
-            code = "KB018" if "in the future" in message else "KB019" if loc[:1] in (("signatures",), ("context",)) else "KB011"
+            code = kind if kind in CODES else "KB011"
             if kind == "string_pattern_mismatch" and loc[-1:] != () and isinstance(err.get("input"), str):
                 message = f"{err['input'][:60]!r} does not have the expected form ({err['ctx']['pattern']})"
             out.append(problem(code, rel, doc.line_of(loc), path, message))
@@ -78,27 +82,38 @@ def _walk_strings(value: object, path: tuple = ()):
 
 
 def _content_problems(data: dict, doc: YamlDoc, rel: str, kind: str) -> list[Problem]:
-    """Checks on the text itself: raw HTML, unsafe links, unsafe or useless signatures."""
+    """Checks on the text itself: characters, raw HTML, unsafe links, unsafe or useless signatures."""
     out = []
     for path, text in _walk_strings(data):
+        bad = forbidden(text)
+        if bad:
+            out.append(problem("KB024", rel, doc.line_of(path), field_path(path), f"the text holds {bad[1]} at character {bad[0] + 1}"))
         if path and path[-1] in MARKDOWN_FIELDS:
             for code, message in check_markdown(text):
                 out.append(problem(code, rel, doc.line_of(path), field_path(path), message))
     if kind == "errors":
-        signatures = [p for p in (data.get("signatures") if isinstance(data.get("signatures"), list) else []) if isinstance(p, str)]
-        safe = []
-        for name in ("signatures", "context"):
-            for index, pattern in enumerate(data.get(name) if isinstance(data.get(name), list) else []):
-                path = (name, index)
-                reason = check_signature(pattern) if isinstance(pattern, str) else None
-                if reason:
-                    out.append(problem("KB019", rel, doc.line_of(path), field_path(path), reason))
-                elif name == "signatures":
-                    safe.append(pattern)
-        error_text = re.sub(r"\s+", " ", str(data.get("error", "")))
-        if safe and len(safe) == len(signatures) and error_text.strip():
-            if not any(re.search(p, error_text, re.IGNORECASE) for p in safe):
-                out.append(problem("KB022", rel, doc.line_of(("signatures",)), "signatures", "no signature matches the entry's own `error` text"))
+        out.extend(_signature_problems(data, doc, rel))
+    return out
+
+
+def _signature_problems(data: dict, doc: YamlDoc, rel: str) -> list[Problem]:
+    out = []
+    safe = []
+    lists = {name: data.get(name) if isinstance(data.get(name), list) else [] for name in ("signatures", "context")}
+    for name, patterns in lists.items():
+        for index, pattern in enumerate(patterns):
+            if not isinstance(pattern, str):
+                continue
+            reason = language.check(pattern, name)
+            if reason:
+                code = "KB030" if reason.startswith("too generic") else "KB019"
+                out.append(problem(code, rel, doc.line_of((name, index)), field_path((name, index)), reason))
+            elif name == "signatures":
+                safe.append(pattern)
+    error_text = re.sub(r"\s+", " ", str(data.get("error", "")))
+    if safe and len(safe) == len(lists["signatures"]) and error_text.strip():
+        if not any(language.compile(p).search(error_text) for p in safe):
+            out.append(problem("KB022", rel, doc.line_of(("signatures",)), "signatures", "no signature matches the entry's own `error` text"))
     return out
 
 
@@ -106,9 +121,11 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
     model = schema.KINDS[kind]
     entry_id = path.stem
     pattern = schema.HW_ID_PATTERN if kind in schema.HARDWARE_KINDS else schema.ID_PATTERN
-    if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id) or entry_id in schema.RESERVED_IDS:
-        why = "reserved for an index page" if entry_id in schema.RESERVED_IDS else "must be lowercase letters, digits and single hyphens, ending in .yaml"
-        loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' {why}"))
+    if entry_id in schema.RESERVED_IDS and path.suffix == ".yaml":
+        loaded.problems.append(problem("KB028", rel, 1, "", f"'{entry_id}' is the address of a page the site generates"))
+        return
+    if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id):
+        loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' must be lowercase letters, digits and single hyphens, ending in .yaml"))
         return
     doc = read_yaml(path.read_bytes(), rel)
     loaded.docs[(kind, entry_id)] = doc
@@ -137,6 +154,10 @@ def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
     if doc.problems:
         loaded.problems.extend(doc.problems)
         return
+    for path, text in _walk_strings(doc.data):
+        bad = forbidden(text)
+        if bad:
+            loaded.problems.append(problem("KB024", rel, doc.line_of(path), field_path(path), f"the text holds {bad[1]} at character {bad[0] + 1}"))
     for term_id, value in doc.data.items():
         if not isinstance(term_id, str) or not re.fullmatch(schema.ID_PATTERN, term_id):
             loaded.problems.append(problem("KB011", rel, doc.line_of((term_id,)), str(term_id), "a term id must be lowercase letters, digits and hyphens"))
@@ -148,24 +169,64 @@ def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
                 loaded.problems.append(problem(p.code, rel, doc.line_of((term_id, *p.field.split("."))) if p.field else doc.line_of((term_id,)), f"{term_id}.{p.field}" if p.field else term_id, p.message))
 
 
+def _walk(folder: Path) -> list[Path]:
+    """Every file below ``folder``, without following links to folders (a link is reported, never entered)."""
+    found = []
+    for here, dirs, files in os.walk(folder, followlinks=False):
+        base = Path(here)
+        for name in sorted(dirs):
+            if (base / name).is_symlink():
+                found.append(base / name)
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (base / d).is_symlink())
+        found.extend(base / f for f in sorted(files) if not f.startswith("."))
+    return sorted(found)
+
+
+def _not_a_plain_file(path: Path, root: Path) -> str | None:
+    """Why ``path`` may not be read: links, devices, pipes and folders that lead outside the KB are never opened."""
+    if path.is_symlink():
+        return "is a symbolic link; entries must be plain files inside entries/ (copy the file instead)"
+    try:
+        mode = path.lstat().st_mode
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if path.name == "entries" and stat.S_ISDIR(mode):
+        return None
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a device, pipe or socket); entries must be plain files"
+    if not path.resolve().is_relative_to(root / "entries"):
+        return "lies outside entries/"
+    return None
+
+
 def load(root: Path, only: list[Path] | None = None) -> Loaded:
     """Load every entry under ``root/entries``. ``only`` limits which entry files report problems."""
     root = root.resolve()
     entries_dir = root / "entries"
     loaded = Loaded(root=root, entries={kind: {} for kind in schema.KINDS})
+    outside = _not_a_plain_file(entries_dir, root)
+    if outside:
+        loaded.problems.append(problem("KB026", "entries", 1, "", outside))
+        return loaded
     for name in schema.TAXONOMIES:
         path = entries_dir / f"{name}.yaml"
         rel = path.relative_to(root).as_posix()
-        if path.is_file():
+        outside = _not_a_plain_file(path, root) if path.is_symlink() or path.exists() else None
+        if outside:
+            loaded.taxonomies[name] = {}
+            loaded.problems.append(problem("KB026", rel, 1, "", outside))
+        elif path.is_file():
             load_taxonomy(path, rel, name, loaded)
         else:
             loaded.taxonomies[name] = {}
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
     count = 0
-    for path in sorted(entries_dir.rglob("*")):
-        if path.is_dir() or path.name.startswith("."):
-            continue
+    for path in _walk(entries_dir):
         rel = path.relative_to(root).as_posix()
+        outside = _not_a_plain_file(path, root)
+        if outside:
+            loaded.problems.append(problem("KB026", rel, 1, "", outside))
+            continue
         parts = path.relative_to(entries_dir).parts
         if len(parts) == 1:
             if path.stem in schema.TAXONOMIES or path.name in {"schema.json", "README.md"}:

@@ -80,6 +80,25 @@ def contribute_page(root: Path) -> GeneratedPage:
     return GeneratedPage("contributing.md", front + text)
 
 
+# Third-party browser code the site ships as it is, from the project's node_modules (`npm ci`).
+PROJECT = Path(__file__).resolve().parents[3]
+VENDORED = {"javascripts/vendor/re2js.js": "node_modules/re2js/build/index.js"}
+
+
+class MissingVendored(RuntimeError):
+    """A browser library the site needs is not installed."""
+
+
+def vendored_files() -> list[GeneratedFile]:
+    files = []
+    for dest, src in VENDORED.items():
+        path = PROJECT / src
+        if not path.is_file():
+            raise MissingVendored(f"{src} is missing: run `npm ci` in {PROJECT} (`make serve`, `make build` and `make test` do it)")
+        files.append(GeneratedFile(dest, path.read_bytes()))
+    return files
+
+
 def build(root: Path, settings: Settings) -> Site:
     loaded = load(root)
     graph = link(loaded)
@@ -92,4 +111,5 @@ def build(root: Path, settings: Settings) -> Site:
     site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
     site.files = redirects + export_api(graph, settings) + export_feeds(graph, settings)
     site.files.append(GeneratedFile("api/v1/calculator.json", dump(calculator_data(models, gpus))))
+    site.files += vendored_files()
     return site

@@ -46,6 +46,13 @@ CODES: dict[str, Code] = {
         Code("KB021", "a file is in an unknown folder", "entries live in entries/errors, guides, models or gpus"),
         Code("KB022", "no signature finds the entry's own error text", "at least one signature must match the literal message in `error`; others may cover other versions' wording"),
         Code("KB023", "a published URL would break", "add the old id to `aliases:` of the entry that replaced it"),
+        Code("KB024", "the text holds a control, bidirectional or invisible character", "delete the character; such characters change how text reads in a terminal, a feed or a diff"),
+        Code("KB025", "a Markdown field is too costly to render", "keep a field under the limits: fewer brackets, backticks or angle brackets, or split the text"),
+        Code("KB026", "a file in entries/ is a link, a device or lies outside entries/", "replace it with a plain file inside entries/"),
+        Code("KB027", "the date is not plausible", "use the date you last checked the entry, in YYYY-MM-DD form"),
+        Code("KB028", "an id or alias is reserved for a page the site generates", "pick another id; index and review pages own these addresses"),
+        Code("KB029", "an image from outside the KB", "images must be files of the KB itself, linked by a relative path"),
+        Code("KB030", "the signature is too generic", "quote more of the message: every match must contain enough literal text to identify this error"),
     ]
 }
 

@@ -18,13 +18,19 @@ import jinja2
 
 TEMPLATES_DIR = Path(__file__).resolve().parents[3] / "templates" / "pages"
 
-_MD_SPECIALS = re.compile(r"([\\`*_\[\]{}()#+!|<>~])")
+# Characters Python-Markdown (with the tables extension) unescapes after a backslash.
+_MD_SPECIALS = re.compile(r"([\\`*_\[\]{}()#+!|.-])")
 
 
 def text(value: object) -> str:
-    """Escape a plain-text value so Markdown and HTML print it literally."""
-    escaped = _MD_SPECIALS.sub(r"\\\1", str(value))
-    return escaped.replace("&", "&amp;")
+    """Escape a plain-text value so Markdown and HTML print it literally.
+
+    HTML's own characters become entities (a backslash before ``<`` would be
+    printed, since Markdown does not treat it as an escape); Markdown's become
+    backslash escapes.
+    """
+    escaped = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIALS.sub(r"\\\1", escaped)
 
 
 def attr(value: object) -> str:
@@ -60,6 +66,9 @@ def environment(templates_dir: str = str(TEMPLATES_DIR)) -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters.update(text=text, attr=attr, code_block=code_block, indent_md=indent_md)
+    # Front matter is written with tojson: keep every character as itself (an emoji
+    # escaped as a surrogate pair is not valid YAML); <, >, & and ' stay escaped.
+    env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
     return env
 
 

@@ -10,8 +10,6 @@ of every generated page at build time, so nothing that slips past the checks
 from __future__ import annotations
 
 import re
-from re import _constants as sre_constants  # the public sre_* aliases are deprecated since 3.11
-from re import _parser as sre_parse
 from html.parser import HTMLParser
 
 import markdown
@@ -38,6 +36,7 @@ class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.urls: list[str] = []
+        self.images: list[str] = []
         self.bad_attrs: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -47,6 +46,8 @@ class _Links(HTMLParser):
                 self.bad_attrs.append(f"{name}={value!r}" if value is not None else name)
             if name in {"href", "src", "action", "formaction", "xlink:href", "poster", "srcset"} and value is not None:
                 self.urls.append(value)
+            if tag == "img" and name in {"src", "srcset"} and value is not None:
+                self.images.append(value)
 
 
 def url_scheme(url: str) -> str | None:
@@ -71,100 +72,47 @@ def _rendered(markdown_text: str) -> _Links:
     return parser
 
 
-def unsafe_links(markdown_text: str) -> list[str]:
-    """URLs in the rendered Markdown (inline, reference-style, autolinks, entity-encoded) whose scheme is not allowed."""
-    return [u for u in _rendered(markdown_text).urls if (url_scheme(u) or "https") not in ALLOWED_SCHEMES]
+# Python-Markdown's inline parser is quadratic in these characters; real entries use a handful.
+MAX_SPECIALS = {"[": 80, "`": 300, "<": 120, "*": 300, "_": 300}
+_ATTR_LIST = re.compile(r"\{:?[ \t]*(?:[.#][\w-]|[\w-]+[ \t]*=)[^}\n]*\}")
+
+
+def _cost(value: str) -> str | None:
+    for char, limit in MAX_SPECIALS.items():
+        count = value.count(char)
+        if count > limit:
+            return f"{count} '{char}' characters (at most {limit} in one field)"
+    return None
 
 
 def check_markdown(value: str) -> list[tuple[str, str]]:
-    """(code, message) pairs for raw HTML and unsafe links in one Markdown field."""
+    """(code, message) pairs for raw HTML, attribute lists, unsafe links and outside images in one Markdown field."""
     found: list[tuple[str, str]] = []
+    cost = _cost(value)
+    if cost:
+        return [("KB025", cost)]  # nothing else is parsed: that is the cost being refused
     prose = _AUTOLINK.sub("", _strip_code(value))
     tag = _TAG.search(prose)
     if tag:
         found.append(("KB016", f"raw HTML {tag.group(0)[:40]!r} is not allowed"))
+    attr_list = _ATTR_LIST.search(prose)
     rendered = _rendered(value)
-    if rendered.bad_attrs and not tag:
-        found.append(("KB016", f"the attribute {rendered.bad_attrs[0][:40]} is not allowed (attribute lists such as {{ onclick=... }} are HTML too)"))
+    if not tag and (attr_list or rendered.bad_attrs):
+        what = attr_list.group(0)[:40] if attr_list else rendered.bad_attrs[0][:40]
+        found.append(("KB016", f"the attribute list {what!r} is not allowed (classes, ids and handlers change how the page looks and behaves)"))
     for url in rendered.urls:
         if (url_scheme(url) or "https") not in ALLOWED_SCHEMES:
             found.append(("KB017", f"the link {url[:60]!r} uses the scheme {url_scheme(url)!r}"))
+    for src in rendered.images:
+        if not _is_local(src):
+            found.append(("KB029", f"the image {src[:60]!r} is not a file of the KB"))
     return found
 
 
-# --- signatures: regular expressions that run in every visitor's browser ---
-
-_SINGLE_CHAR = {sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.IN, sre_constants.ANY, sre_constants.CATEGORY}
-_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT}
-_NOT_JS = [
-    (re.compile(r"\(\?P?<[a-zA-Z_]"), "named groups"),
-    (re.compile(r"\(\?[aiLmsux]+[):-]"), "inline flags"),
-    (re.compile(r"\(\?<[=!]"), "lookbehind"),
-    (re.compile(r"\(\?>"), "atomic groups"),
-    (re.compile(r"(?<!\\)[*+?}]\+"), "possessive quantifiers"),
-    (re.compile(r"\\[AZ]"), r"\A and \Z"),
-    (re.compile(r"\(\?P="), "backreferences"),
-    (re.compile(r"\\[1-9]"), "backreferences"),
-]
-MAX_BOUNDED = 4000  # wide enough to tie a message to a traceback frame nearby
-
-
-def _is_wide(op: object, arg: object) -> bool:
-    """A single-character matcher that also matches most other characters (., [^x])."""
-    if op == sre_constants.ANY or op == sre_constants.NOT_LITERAL:
-        return True
-    return op == sre_constants.IN and any(o == sre_constants.NEGATE for o, _ in arg)
-
-
-def _scan(pattern: sre_parse.SubPattern, inside_repeat: bool) -> str | None:
-    for op, arg in pattern:
-        if op in _REPEATS:
-            low, high, body = arg
-            many = high == sre_constants.MAXREPEAT
-            if inside_repeat and (many or high > 1):
-                return "a repeat inside a repeat can take exponential time (write the inner part out, or bound it)"
-            if many and len(body) == 1 and _is_wide(*body[0]):
-                return "an unbounded wildcard such as .* or [^x]+ (use a bounded repeat like [^\\n]{0,120})"
-            if many and not (len(body) == 1 and body[0][0] in _SINGLE_CHAR):
-                return "an unbounded repeat of a group (bound it, e.g. {0,5})"
-            if not many and high > MAX_BOUNDED:
-                return f"a repeat bound over {MAX_BOUNDED}"
-            problem = _scan(body, inside_repeat or many or high > 1)
-            if problem:
-                return problem
-        elif op == sre_constants.SUBPATTERN:
-            problem = _scan(arg[-1], inside_repeat)
-            if problem:
-                return problem
-        elif op == sre_constants.BRANCH:
-            for branch in arg[1]:
-                problem = _scan(branch, inside_repeat)
-                if problem:
-                    return problem
-        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
-            problem = _scan(arg[1], inside_repeat)
-            if problem:
-                return problem
-        elif op == sre_constants.GROUPREF:
-            return "backreferences"
-    return None
-
-
-def check_signature(pattern: str) -> str | None:
-    """Why ``pattern`` may not be a signature, or None when it is safe in Python and JavaScript."""
-    for probe, name in _NOT_JS:
-        if probe.search(pattern):
-            return f"{name} do not work the same in browsers"
-    try:
-        parsed = sre_parse.parse(pattern, re.IGNORECASE)
-    except re.error as exc:
-        return f"not a valid regular expression: {exc}"
-    reason = _scan(parsed, False)
-    if reason:
-        return f"unsafe pattern: {reason}"
-    if re.search(pattern, "", re.IGNORECASE) is not None or re.fullmatch(pattern, " ", re.IGNORECASE):
-        return "the pattern matches an empty or blank log"
-    return None
+def _is_local(url: str) -> bool:
+    """A relative path inside the site: no scheme, no host (//...), no way up past the root."""
+    cleaned = re.sub(r"[\x00-\x20\x7f]+", "", url).replace("\\", "/")
+    return url_scheme(cleaned) is None and not cleaned.startswith("//")
 
 
 # --- the last layer: sanitising rendered HTML of generated pages ---

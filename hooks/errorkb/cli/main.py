@@ -25,8 +25,31 @@ from errorkb.cli import calc, match, pages
 from errorkb.cli.scaffold import scaffold
 from errorkb.cli.settings import read_settings
 from errorkb.build.schemajson import schema_text
+from errorkb.build.problems import Problem, problem
+from errorkb.build.text import terminal
 from errorkb.build.urls import broken_urls, update_manifest
+from errorkb.build.yamlfile import field_path
+from errorkb.matcher import language
 from errorkb.build.pages import stale_refs
+
+
+def _browser_problems(loaded, root: Path) -> list[Problem]:
+    """KB019 for every signature that the browser's engine (re2js) would refuse, though RE2 in Python took it."""
+    where = {}
+    for entry_id, entry in loaded.entries["errors"].items():
+        for name in ("signatures", "context"):
+            for index, pattern in enumerate(getattr(entry, name)):
+                where.setdefault(pattern, []).append((entry_id, name, index))
+    refused = language.browser_refusals(sorted(where), root)
+    if refused is None:
+        print("note: Node.js or node_modules/re2js is missing, so signatures were not compiled by the browser's engine (run `npm ci`)", file=sys.stderr)
+        return []
+    out = []
+    for pattern, reason in refused.items():
+        for entry_id, name, index in where[pattern]:
+            path = (name, index)
+            out.append(problem("KB019", loaded.files[("errors", entry_id)], loaded.line("errors", entry_id, path), field_path(path), f"the browser's engine (re2js) refuses it: {reason[:120]}"))
+    return out
 
 
 def cmd_check(args: argparse.Namespace, root: Path) -> int:
@@ -37,7 +60,7 @@ def cmd_check(args: argparse.Namespace, root: Path) -> int:
             return 2
     loaded = load(root, only=paths)
     graph = link(loaded)
-    problems = loaded.problems + graph.problems + broken_urls(graph)
+    problems = loaded.problems + graph.problems + broken_urls(graph) + _browser_problems(loaded, root)
     if paths is not None:
         wanted = {q.resolve().relative_to(root).as_posix() for q in paths if q.resolve().is_relative_to(root)}
         problems = [p for p in problems if p.file in wanted or any(p.file.startswith(w.rstrip("/") + "/") for w in wanted)]
@@ -104,7 +127,7 @@ def cite_text(root: Path, entry_id: str, step: int | None) -> str:
 
 def cmd_cite(args: argparse.Namespace, root: Path) -> int:
     try:
-        sys.stdout.write(cite_text(root, args.id, args.step))
+        sys.stdout.write(terminal(cite_text(root, args.id, args.step)))
     except LookupError as exc:
         print(str(exc).strip("'\""), file=sys.stderr)
         return 1
@@ -123,7 +146,7 @@ def cmd_stale(args: argparse.Namespace, root: Path) -> int:
     for kind, entry_id in refs:
         entry = graph.entry((kind, entry_id))
         age = (settings.today - entry.last_verified).days
-        print(f"{entry.last_verified.isoformat()}  {age:>5} days  {graph.loaded.files[(kind, entry_id)]}  {entry.title}")
+        print(f"{entry.last_verified.isoformat()}  {age:>5} days  {graph.loaded.files[(kind, entry_id)]}  {terminal(entry.title)}")
     print(f"{len(refs)} entries last verified more than {settings.freshness_days} days ago.", file=sys.stderr)
     return 0
 

@@ -20,6 +20,7 @@ from errorkb.build.linker import link
 from errorkb.build.loader import load
 from errorkb.matcher.score import Match, compile_index, matcher_index, rank
 from errorkb.matcher.normalise import ROUGH_CUT, normalise
+from errorkb.build.text import terminal
 from errorkb.cli.settings import read_settings
 
 CHUNK = 1 << 16
@@ -75,7 +76,7 @@ def cmd_match(args: argparse.Namespace, root: Path) -> int:
     if args.json:
         print(json.dumps({"matches": [m.to_json(site_url) for m in matches]}, ensure_ascii=False, indent=1))
     else:
-        sys.stdout.write(format_text(matches, normalised.flat, site_url))
+        sys.stdout.write(terminal(format_text(matches, normalised.flat, site_url)))
     return 0 if matches else 1
 
 

@@ -17,6 +17,11 @@ How an entry scores, on the normalised log (normalise.py):
   demoted below every root cause found in the same log, so it is listed but
   never ranked first when the error it reports is known.
 
+Patterns run on RE2 (google-re2 here, re2js in the browser), so a match takes
+time linear in the log whatever the pattern. Before a pattern runs, the log
+(ASCII lower-cased) must contain one of its ``factors`` (language.py), which
+spares most patterns on most logs without changing any result.
+
 site_src/javascripts/matcher.mjs computes the same numbers in the browser;
 tests/matcher_cases.json holds the cases both implementations must pass.
 """
@@ -24,19 +29,18 @@ tests/matcher_cases.json holds the cases both implementations must pass.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from errorkb.build.linker import Graph
 from errorkb.matcher.normalise import Normalised, normalise
 from errorkb.build.pages import page_url
+from errorkb.matcher import language
 
 INDEX_VERSION = 1
 CONFIDENT = 0.7  # at or above: shown as a confident match
 STRONG_CHARS = 20
 BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY = 0.5, 0.3, 0.04, 0.12, 0.08, 0.04
 WRAPPER_FACTOR = 0.5
-FLAGS = re.IGNORECASE | re.ASCII  # what JavaScript's "i" flag does without "u"
 
 
 @dataclass(frozen=True)
@@ -61,13 +65,24 @@ class Match:
 
 
 @dataclass(frozen=True)
+class Pattern:
+    regex: object  # a compiled RE2 pattern
+    factors: tuple[str, ...]  # one of them must be in the lower-cased log; empty: always run
+
+    def search(self, flat: str, lower: str):
+        if self.factors and not any(f in lower for f in self.factors):
+            return None
+        return self.regex.search(flat)
+
+
+@dataclass(frozen=True)
 class Compiled:
     id: str
     title: str
     url: str
     wrapper: bool
-    signatures: tuple[re.Pattern, ...]
-    context: tuple[re.Pattern, ...]
+    signatures: tuple[Pattern, ...]
+    context: tuple[Pattern, ...]
 
 
 def matcher_index(graph: Graph) -> dict:
@@ -75,24 +90,39 @@ def matcher_index(graph: Graph) -> dict:
     entries = []
     for entry_id in sorted(graph.errors):
         entry = graph.errors[entry_id]
-        record = {"id": entry_id, "title": entry.title, "url": page_url("errors", entry_id), "s": list(entry.signatures)}
+        record = {"id": entry_id, "title": entry.title, "url": page_url("errors", entry_id), "s": list(entry.signatures),
+                  "sf": [language.factors(p) for p in entry.signatures]}
         if entry.context:
             record["c"] = list(entry.context)
+            record["cf"] = [language.factors(p) for p in entry.context]
         if entry.wrapper:
             record["w"] = 1
         entries.append(record)
     return {"version": INDEX_VERSION, "confident": CONFIDENT, "entries": entries}
 
 
+def _patterns(patterns: list[str], factors: list[list[str]] | None) -> tuple[Pattern, ...]:
+    factors = factors or [[] for _ in patterns]
+    return tuple(Pattern(language.compile(p), tuple(f)) for p, f in zip(patterns, factors))
+
+
 def compile_index(index: dict) -> list[Compiled]:
     return [
         Compiled(
             id=e["id"], title=e["title"], url=e["url"], wrapper=bool(e.get("w")),
-            signatures=tuple(re.compile(p, FLAGS) for p in e["s"]),
-            context=tuple(re.compile(p, FLAGS) for p in e.get("c", [])),
+            signatures=_patterns(e["s"], e.get("sf")),
+            context=_patterns(e.get("c", []), e.get("cf")),
         )
         for e in index["entries"]
     ]
+
+
+def ascii_lower(text: str) -> str:
+    """A-Z to a-z and nothing else, so Python and JavaScript fold alike."""
+    return text.translate(_LOWER)
+
+
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def round3(value: float) -> float:
@@ -100,8 +130,8 @@ def round3(value: float) -> float:
     return math.floor(value * 1000 + 0.5) / 1000
 
 
-def _score(entry: Compiled, flat: str) -> tuple[float, int, list[Span]] | None:
-    hits = [m for m in (rx.search(flat) for rx in entry.signatures) if m]
+def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Span]] | None:
+    hits = [m for m in (rx.search(flat, lower) for rx in entry.signatures) if m]
     if not hits:
         return None
     spans = [Span(m.start(), m.end(), "signature") for m in hits]
@@ -111,7 +141,7 @@ def _score(entry: Compiled, flat: str) -> tuple[float, int, list[Span]] | None:
     if len(hits) > 1:
         score += CORROBORATION
     if entry.context:
-        found = next((m for m in (rx.search(flat) for rx in entry.context) if m), None)
+        found = next((m for m in (rx.search(flat, lower) for rx in entry.context) if m), None)
         if found:
             spans.append(Span(found.start(), found.end(), "context"))
             score += CONTEXT_FOUND
@@ -125,9 +155,10 @@ def rank(entries: list[Compiled], normalised: Normalised) -> list[Match]:
     flat = normalised.flat
     if not flat:
         return []
+    lower = ascii_lower(flat)
     found = []
     for entry in entries:
-        result = _score(entry, flat)
+        result = _score(entry, flat, lower)
         if result:
             found.append((entry, *result))
     has_root = any(not entry.wrapper for entry, *_ in found)

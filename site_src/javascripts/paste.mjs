@@ -1,0 +1,97 @@
+// The "Paste your error" box: mount() runs on every page load and does nothing
+// on pages without <div id="kb-paste">. The matcher (matcher.mjs, with its
+// RE2 engine) and its index are fetched only when the box is used. Nothing
+// leaves the page.
+
+let indexPromise = null; // one download per page load, shared by every mount
+
+function siteBase() {
+  const config = document.getElementById("__config");
+  const base = config ? JSON.parse(config.textContent).base : ".";
+  return new URL(base.replace(/\/?$/, "/"), location.href);
+}
+
+function loadIndex(base) {
+  indexPromise ??= Promise.all([import("./matcher.mjs"), fetch(new URL("api/v1/matcher.json", base)).then((r) => {
+    if (!r.ok) throw new Error(`matcher index: HTTP ${r.status}`);
+    return r.json();
+  })]).then(([matcher, index]) => ({ matcher, entries: matcher.compileIndex(index) }));
+  return indexPromise;
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
+  node.append(...children);
+  return node;
+}
+
+function label(m) {
+  if (m.confident) return ["kb-paste__badge--confident", "Strong match"];
+  if (m.wrapper) return ["kb-paste__badge--wrapper", "Reported by an earlier error"];
+  return ["kb-paste__badge--possible", "Possible match"];
+}
+
+function renderResult(excerpt, m, flat, base) {
+  const [cls, text] = label(m);
+  const link = el("a", { href: new URL(m.url, base).href, class: "kb-paste__link" }, m.title);
+  const parts = el("p", { class: "kb-paste__meta" }, el("span", { class: `kb-paste__badge ${cls}` }, text),
+    ` score ${m.score.toFixed(2)}`);
+  const item = el("li", { class: "kb-paste__result" }, link, parts);
+  for (const span of m.spans.filter((s) => s.kind === "signature").slice(0, 2)) {
+    const [before, marked, after] = excerpt(flat, span);
+    item.append(el("pre", { class: "kb-paste__excerpt" }, el("code", {}, before, el("mark", {}, marked), after)));
+  }
+  return item;
+}
+
+function render(box, excerpt, result, base) {
+  const { normalised, matches } = result;
+  const list = box.querySelector(".kb-paste__results");
+  const status = box.querySelector(".kb-paste__status");
+  list.replaceChildren(...matches.map((m) => renderResult(excerpt, m, normalised.flat, base)));
+  status.textContent = !normalised.flat ? ""
+    : matches.length ? `${matches.length} ${matches.length === 1 ? "entry matches" : "entries match"} this log, best first.`
+      : "No entry matches this log. Try the search box with the error line, or browse the categories below.";
+}
+
+export function mount() {
+  const box = document.getElementById("kb-paste");
+  if (!box || box.dataset.mounted) return;
+  box.dataset.mounted = "1";
+  const base = siteBase();
+  const input = el("textarea", { id: "kb-paste-input", rows: "8", spellcheck: "false", autocomplete: "off",
+    "aria-describedby": "kb-paste-help", placeholder: "Traceback (most recent call last): ..." });
+  const form = el("form", { class: "kb-paste__form", "aria-label": "Match an error log" },
+    el("label", { for: "kb-paste-input", class: "kb-paste__label" }, "Paste your error"),
+    el("p", { id: "kb-paste-help", class: "kb-paste__help" },
+      "Paste the whole log or traceback, as it is. It is matched in your browser and never sent anywhere."),
+    input,
+    el("p", { class: "kb-paste__actions" },
+      el("button", { type: "submit", class: "md-button md-button--primary" }, "Find the fix"), " ",
+      el("button", { type: "reset", class: "md-button" }, "Clear")));
+  box.replaceChildren(form, el("p", { class: "kb-paste__status", role: "status", "aria-live": "polite" }),
+    el("ol", { class: "kb-paste__results", "aria-label": "Matching entries" }));
+  let timer = 0;
+  const run = () => {
+    clearTimeout(timer);
+    loadIndex(base).then(({ matcher, entries }) => render(box, matcher.excerpt, matcher.match(input.value, entries), base)).catch((error) => {
+      box.querySelector(".kb-paste__status").textContent = `The matcher could not load (${error.message}).`;
+    });
+  };
+  form.addEventListener("submit", (event) => { event.preventDefault(); run(); });
+  form.addEventListener("reset", () => { clearTimeout(timer); setTimeout(run, 0); });
+  input.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(run, 300); });
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) { event.preventDefault(); run(); }
+  });
+  input.addEventListener("focus", () => loadIndex(base).catch(() => {}), { once: true });
+  // Arriving from the header link: focus the box once the browser has scrolled to it
+  // (scrolling to a fragment resets the focus, so doing it earlier does not hold).
+  const focusIfTarget = () => { if (location.hash === "#kb-paste") input.focus(); };
+  window.addEventListener("hashchange", focusIfTarget);
+  if (document.readyState === "complete") setTimeout(focusIfTarget, 0);
+  else window.addEventListener("load", () => setTimeout(focusIfTarget, 0), { once: true });
+}
+
+if (typeof window !== "undefined" && window.document$) window.document$.subscribe(() => mount());
