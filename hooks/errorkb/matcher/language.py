@@ -27,7 +27,8 @@ import re2
 
 MIN_LITERALS = {"signatures": 10, "context": 4}  # literal characters every match must contain
 MIN_FACTOR = 4  # the longest literal run every match must contain, at least
-MAX_REPEAT = 1000  # RE2's own limit on a counted repeat
+MAX_REPEAT = 200  # the widest gap a signature may bridge
+MAX_WEIGHT = 250  # counted repeats, weighted by what they repeat: RE2's automaton grows with it, and so does its time
 MAX_LENGTH = 300
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
@@ -86,6 +87,37 @@ def _scan(pattern, inside_repeat: bool) -> str | None:
         if problem:
             return problem
     return None
+
+
+def _size(pattern) -> int:
+    """About how many automaton states a pattern needs."""
+    total = 0
+    for op, arg in pattern:
+        if op in _REPEATS:
+            high = arg[0] if arg[1] == sre.MAXREPEAT else arg[1]
+            total += max(1, high) * max(1, _size(arg[2]))
+        elif op == sre.SUBPATTERN:
+            total += _size(arg[-1])
+        elif op == sre.BRANCH:
+            total += sum(_size(b) for b in arg[1])
+        else:
+            total += 1
+    return total
+
+
+def _weight(pattern) -> int:
+    """The states spent on counted repeats: each repeat's bound times the size of what it repeats."""
+    total = 0
+    for op, arg in pattern:
+        if op in _REPEATS and arg[1] != sre.MAXREPEAT:
+            total += arg[1] * max(1, _size(arg[2]))
+        elif op in _REPEATS:
+            total += _weight(arg[2])
+        elif op == sre.SUBPATTERN:
+            total += _weight(arg[-1])
+        elif op == sre.BRANCH:
+            total += sum(_weight(b) for b in arg[1])
+    return total
 
 
 def _lower(code: int) -> str | None:
@@ -160,6 +192,8 @@ def check(pattern: str, kind: str = "signatures") -> str | None:
     reason = _scan(parsed, False)
     if reason:
         return f"unsafe pattern: {reason}"
+    if _weight(parsed) > MAX_WEIGHT:
+        return f"unsafe pattern: its counted repeats add up to {_weight(parsed)} (at most {MAX_WEIGHT}; shorten the gaps such as [^\\n]{{0,200}})"
     try:
         compile(pattern)
     except re2.error as exc:
