@@ -189,3 +189,44 @@ def test_patterns_that_would_hang_a_backtracking_engine_run_in_linear_time(patte
     for unit, count in ADVERSARIAL["logs"].values():
         compiled.search(unit * count)
     assert time.perf_counter() - started < 5, "RE2 took longer than a linear scan of 3 MB can"
+
+
+def _analysis_json(result) -> dict:
+    return {
+        "matches": [[m.id, m.score, m.confident] for m in result.matches],
+        "related": [[r.id, r.score, list(r.words)] for r in result.related],
+        "lines": result.lines,
+        "facts": [[f.kind, f.label, f.value, f.start, f.end] for f in result.facts],
+        "versions": result.versions,
+    }
+
+
+def test_python_and_javascript_read_every_real_log_alike(tmp_path):
+    """The whole reading (matches, possibly related, error lines, facts, versions) is the same in both twins."""
+    from errorkb.matcher.analyse import Bundle, analyse
+    from errorkb.matcher.related import related_index
+
+    graph = link(load(ROOT))
+    indexes = {"matcher": matcher_index(graph), "related": related_index(graph)}
+    bundle = Bundle.from_indexes(indexes["matcher"], indexes["related"])
+    logs = [yaml.safe_load(p.read_text(encoding="utf-8"))["log"] for p in REAL_LOGS]
+    data = tmp_path / "input.json"
+    data.write_text(json.dumps(indexes | {"logs": logs}), encoding="utf-8")
+    script = f"""
+import {{ readFileSync }} from "node:fs";
+import {{ analyse, compileBundle }} from {json.dumps((ROOT / "site_src" / "javascripts" / "matcher.mjs").as_uri())};
+const d = JSON.parse(readFileSync({json.dumps(str(data))}, "utf8"));
+const bundle = compileBundle(d.matcher, d.related);
+process.stdout.write(JSON.stringify(d.logs.map((log) => {{
+  const r = analyse(log, bundle);
+  return {{ matches: r.matches.map((m) => [m.id, m.score, m.confident]), related: r.related.map((x) => [x.id, x.score, x.words]),
+    lines: r.lines, facts: r.facts.map((f) => [f.kind, f.label, f.value, f.start, f.end]), versions: r.versions }};
+}})));
+"""
+    result = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    got = json.loads(result.stdout)
+    expected = [_analysis_json(analyse(log, bundle)) for log in logs]
+    assert sum(bool(e["facts"]) for e in expected) > 20 and sum(bool(e["related"]) for e in expected) > 100  # the test exercises both
+    for number, (mine, theirs) in enumerate(zip(expected, got)):
+        assert theirs == mine, REAL_LOGS[number].name

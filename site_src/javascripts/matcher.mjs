@@ -104,3 +104,127 @@ export function excerpt(flat, span, room = 80) {
   return [(from > 0 ? "\u2026" : "") + flat.slice(from, span.start), flat.slice(span.start, span.end),
     flat.slice(span.end, to) + (to < flat.length ? "\u2026" : "")];
 }
+
+// ---- reading the whole log: facts, error lines, possibly related entries ----
+// The twins of matcher/facts.py, related.py and analyse.py; every pattern and
+// constant comes from the indexes (matcher.json, related.json).
+
+/** The facts table of matcher.json, compiled. */
+export function compileFacts(table) {
+  return table.map(([kind, label, pattern, value]) => ({ kind, label, rx: RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE), value }));
+}
+
+/** The first fact of each kind, as facts.read_facts. */
+export function readFacts(flat, compiled) {
+  const found = new Map();
+  for (const { kind, label, rx, value } of compiled) {
+    if (found.has(kind)) continue;
+    const m = rx.matcher(flat);
+    if (m.find()) {
+      const text = value.replace(/\{(\d)\}/g, (_, n) => m.group(Number(n)) ?? "");
+      found.set(kind, { kind, label, value: text, start: m.start(), end: m.end() });
+    }
+  }
+  return [...found.values()];
+}
+
+const numbers = (version) => (version.split("+")[0].match(/[0-9]+/g) || []).slice(0, 4).map(Number);
+
+function compare(a, b) {
+  for (let i = 0; i < Math.max(a.length, b.length); i += 1) {
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0) ? 1 : -1;
+  }
+  return 0;
+}
+
+/** As facts.version_in: true, false, or null when either side cannot be read. */
+export function versionIn(spec, version) {
+  const have = numbers(version);
+  if (!have.length) return null;
+  for (const clause of spec.split(",")) {
+    const m = /^\s*(>=|<=|==|!=|~=|>|<|=)?\s*([0-9][0-9A-Za-z.*+-]*)\s*$/.exec(clause);
+    const want = m ? numbers(m[2]) : [];
+    if (!want.length) return null;
+    const a = m[2].includes("*") ? have.slice(0, want.length) : [...have, ...Array(Math.max(0, want.length - have.length)).fill(0)];
+    const b = [...want, ...Array(Math.max(0, a.length - want.length)).fill(0)];
+    const c = compare(a, b);
+    const ok = { ">=": c >= 0, "~=": c >= 0, "<=": c <= 0, ">": c > 0, "<": c < 0, "==": c === 0, "=": c === 0, "!=": c !== 0 }[m[1] || "=="];
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** related.json, compiled: its line patterns, stop words and per-entry weights. */
+export function compileRelated(index) {
+  return {
+    index,
+    errorLine: RE2JS.compile(index.error_line),
+    exceptionLine: RE2JS.compile(index.exception_line),
+    stop: new Set(index.stop),
+    entries: index.entries.map((e) => {
+      const weights = new Map();
+      for (let i = 0; i < e.w.length; i += 2) weights.set(index.terms[e.w[i]], e.w[i + 1]);
+      return { entry: e, weights };
+    }),
+  };
+}
+
+/** As related.tokens. */
+export function tokens(text, stop) {
+  return (asciiLower(text).match(/[a-z0-9]+/g) || []).filter((t) => t.length >= 2 && t.length <= 40 && !/^[0-9]+$/.test(t) && !stop.has(t));
+}
+
+/** As related.error_lines. */
+export function errorLines(lines, related) {
+  const { max_lines: most, max_line: longest } = related.index;
+  const exceptions = lines.filter((l) => related.exceptionLine.matcher(l.trim()).find());
+  const candidates = (exceptions.length ? [exceptions[exceptions.length - 1]] : []).concat(lines.filter((l) => related.errorLine.matcher(l).find()));
+  const picked = [];
+  for (const raw of candidates) {
+    const line = raw.trim().slice(0, longest);
+    if (line && !picked.includes(line)) picked.push(line);
+    if (picked.length === most) break;
+  }
+  return picked;
+}
+
+/** As related.rank_related. */
+export function rankRelated(related, lines, exclude = new Set()) {
+  const { top, min_terms: minTerms, min_score: minScore } = related.index;
+  const query = [...new Set(lines.flatMap((l) => tokens(l, related.stop)))];
+  const found = [];
+  for (const { entry, weights } of related.entries) {
+    if (exclude.has(entry.id)) continue;
+    const shared = query.filter((t) => weights.has(t));
+    const score = shared.reduce((sum, t) => sum + weights.get(t), 0);
+    if (shared.length >= minTerms && score >= minScore) {
+      shared.sort((a, b) => weights.get(b) - weights.get(a) || (a < b ? -1 : a > b ? 1 : 0));
+      found.push({ id: entry.id, title: entry.title, url: entry.url, score, words: shared.slice(0, 6) });
+    }
+  }
+  found.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return found.slice(0, top);
+}
+
+/** Both indexes compiled once: what analyse() needs. */
+export function compileBundle(matcherIndex, relatedIndex) {
+  return { matcher: matcherIndex, entries: compileIndex(matcherIndex), facts: compileFacts(matcherIndex.facts), related: compileRelated(relatedIndex) };
+}
+
+/** As analyse.analyse: confident and possible matches, possibly related entries, error lines, facts, versions. */
+export function analyse(text, bundle, top = Infinity) {
+  const normalised = normalise(text);
+  const matches = rank(bundle.entries, normalised).slice(0, top);
+  const lines = normalised.flat ? errorLines(normalised.lines, bundle.related) : [];
+  const related = rankRelated(bundle.related, lines, new Set(matches.map((m) => m.id)));
+  const facts = readFacts(normalised.flat, bundle.facts);
+  const found = new Map(facts.map((f) => [f.kind, f.value.split(" ")[0].replace(/^b+/, "")]));
+  const applies = new Map(bundle.matcher.entries.filter((e) => e.a).map((e) => [e.id, e.a]));
+  const versions = {};
+  for (const m of matches) {
+    for (const [tool, spec] of Object.entries(applies.get(m.id) || {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (found.has(tool)) { versions[m.id] = versionIn(spec, found.get(tool)); break; }
+    }
+  }
+  return { normalised, matches, related, lines, facts, versions };
+}

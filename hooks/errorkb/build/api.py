@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from errorkb.build.linker import Graph
+from errorkb.matcher.related import related_index
 from errorkb.matcher.score import matcher_index
 from errorkb.build.pages import GeneratedFile, Settings, edit_url, page_url, plain, summary_of
 
@@ -107,4 +108,5 @@ def export_api(graph: Graph, settings: Settings) -> list[GeneratedFile]:
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))
     files.append(GeneratedFile(f"{API}/matcher.json", dump(matcher_index(graph))))
+    files.append(GeneratedFile(f"{API}/related.json", dump(related_index(graph))))
     return files

@@ -18,8 +18,9 @@ from typing import BinaryIO
 
 from errorkb.build.linker import link
 from errorkb.build.loader import load
-from errorkb.matcher.score import Match, compile_index, matcher_index, rank
-from errorkb.matcher.normalise import ROUGH_CUT, normalise
+from errorkb.matcher.analyse import Analysis, Bundle, analyse
+from errorkb.matcher.normalise import ROUGH_CUT
+from errorkb.matcher.score import Match
 from errorkb.build.text import terminal
 from errorkb.cli.settings import read_settings
 
@@ -44,15 +45,26 @@ def describe(m: Match) -> str:
     return "reported by an earlier error" if m.wrapper else "possible match"
 
 
-def format_text(matches: list[Match], flat: str, site_url: str) -> str:
-    if not matches:
-        return "No entry matches this log. Search the site with the error line, or browse the categories.\n"
+def format_text(result: Analysis, site_url: str) -> str:
     out = []
-    for number, m in enumerate(matches, 1):
+    if result.facts:
+        out.append("From the log: " + "; ".join(f"{f.label} {f.value}" for f in result.facts))
+    if not result.matches:
+        out.append("No entry's signature matches this log.")
+    for number, m in enumerate(result.matches, 1):
         out.append(f"{number}. {m.title}  [{m.id}]  {m.score:.2f} {describe(m)}")
         out.append(f"   {site_url}{m.url}")
         for span in [s for s in m.spans if s.kind == "signature"][:1]:
-            out.append(f"   matched: {flat[span.start:span.end]}")
+            out.append(f"   matched: {result.normalised.flat[span.start:span.end]}")
+        if result.versions.get(m.id) is False:
+            out.append("   note: the version in this log is outside the versions this entry was written for")
+    if result.related:
+        out.append("Possibly related (words in common with the error lines):")
+        for r in result.related:
+            out.append(f"   - {r.title}  [{r.id}]  {site_url}{r.url}  ({', '.join(r.words)})")
+    if result.lines and not result.matches:
+        out.append(f"Error line: {result.lines[0]}")
+        out.append("Search the site for it, or browse the categories.")
     return "\n".join(out) + "\n"
 
 
@@ -70,14 +82,18 @@ def cmd_match(args: argparse.Namespace, root: Path) -> int:
     except OSError as exc:
         print(f"{args.file}: {exc.strerror}", file=sys.stderr)
         return 2
-    normalised = normalise(text)
-    matches = rank(compile_index(matcher_index(link(load(root)))), normalised)[: args.top or None]
+    result = analyse(text, Bundle.from_graph(link(load(root))), top=args.top or None)
     site_url = read_settings(root).site_url
     if args.json:
-        print(json.dumps({"matches": [m.to_json(site_url) for m in matches]}, ensure_ascii=False, indent=1))
+        print(json.dumps({
+            "matches": [m.to_json(site_url) for m in result.matches],
+            "related": [r.to_json(site_url) for r in result.related],
+            "facts": [f.to_json() for f in result.facts],
+            "lines": result.lines,
+        }, ensure_ascii=False, indent=1))
     else:
-        sys.stdout.write(terminal(format_text(matches, normalised.flat, site_url)))
-    return 0 if matches else 1
+        sys.stdout.write(terminal(format_text(result, site_url)))
+    return 0 if result.matches else 1
 
 
 def register(subparsers) -> None:
@@ -88,6 +104,6 @@ def register(subparsers) -> None:
         "paste box does. Exit status: 0 when an entry matches, 1 when none does.",
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="the log; '-' or nothing reads standard input")
-    p.add_argument("--json", action="store_true", help='print {"matches": [{"id", "title", "url", "score"}, ...]}')
+    p.add_argument("--json", action="store_true", help='print {"matches": [...], "related": [...], "facts": [...], "lines": [...]}')
     p.add_argument("--top", type=int, metavar="N", help="show only the N best matches (0: all, the default)")
     p.set_defaults(func=cmd_match)

@@ -35,6 +35,7 @@ from errorkb.build.linker import Graph
 from errorkb.matcher.normalise import Normalised, normalise
 from errorkb.build.pages import page_url
 from errorkb.matcher import language
+from errorkb.matcher.facts import facts_index
 
 INDEX_VERSION = 1
 CONFIDENT = 0.7  # at or above: shown as a confident match
@@ -97,8 +98,10 @@ def matcher_index(graph: Graph) -> dict:
             record["cf"] = [language.factors(p) for p in entry.context]
         if entry.wrapper:
             record["w"] = 1
+        if entry.applies_to:
+            record["a"] = dict(sorted(entry.applies_to.items()))
         entries.append(record)
-    return {"version": INDEX_VERSION, "confident": CONFIDENT, "entries": entries}
+    return {"version": INDEX_VERSION, "confident": CONFIDENT, "entries": entries, "facts": facts_index()}
 
 
 def _patterns(patterns: list[str], factors: list[list[str]] | None) -> tuple[Pattern, ...]:

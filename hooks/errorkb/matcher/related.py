@@ -1,0 +1,144 @@
+"""The fallback: when no signature is sure, the entries whose words the log's error lines share.
+
+Input: the normalised lines of a log and the related index (built here from
+the graph, exported as api/v1/related.json and fetched by the browser only
+when the paste box is used). Output: the error lines picked from the log and
+up to TOP ``Related`` entries, best first. They are shown as "possibly
+related", never as a confident match.
+
+The index holds, for each error entry, its most telling words with a BM25
+weight computed at build time (title and message counted twice, then the
+summary, the cause and the literal text of its signatures), rounded to whole
+numbers so that Python and JavaScript add up exactly the same scores.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import re2
+
+from errorkb.build.linker import Graph
+from errorkb.build.pages import page_url, plain, summary_of
+from errorkb.matcher import language
+
+INDEX_VERSION = 1
+K1, B = 1.2, 0.75
+TERMS_PER_ENTRY = 80
+SCALE = 10  # weights are stored as round(weight * SCALE)
+TOP = 5
+MIN_TERMS = 2  # distinct words in common, at least
+MIN_SCORE = 40  # in stored units (4.0 in BM25 terms)
+MAX_LINES = 6
+MAX_LINE = 300
+
+TOKEN = re.compile(r"[a-z0-9]+")
+STOP = frozenset(
+    "the a an of to in is it for on at by with and or not be as are was were this that from your you can may if "
+    "no yes use used using when then than but into out so do does did has have had its set get got one two all any "
+    "file line self return py python traceback most recent call last none true false info debug warning warn error "
+    "errors raise raised exception".split()
+)
+# Both twins run these with RE2 (google-re2 here, re2js in the browser); the index carries them.
+ERROR_LINE = (
+    r"(?i)(?:[a-z_.]{0,80}(?:error|exception)\b|\bfatal\b|\bfailed\b|\bfailure\b|ggml_assert|\bkilled\b|panic:|"
+    r"\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\brefused\b|\bnot supported\b|\binvalid\b|\babort)"
+)
+EXCEPTION_LINE = r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception|Exit|Interrupt)\b"
+
+
+@dataclass(frozen=True)
+class Related:
+    id: str
+    title: str
+    url: str
+    score: int
+    words: tuple[str, ...]
+
+    def to_json(self, base_url: str = "") -> dict:
+        return {"id": self.id, "title": self.title, "url": base_url + self.url, "score": self.score, "words": list(self.words)}
+
+
+def ascii_lower(text: str) -> str:
+    return text.translate(_LOWER)
+
+
+_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def tokens(text: str) -> list[str]:
+    """Words as both twins cut them: ASCII letters and digits, lower case, with a letter, 2 to 40 long, no stop words."""
+    return [t for t in TOKEN.findall(ascii_lower(text)) if 2 <= len(t) <= 40 and not t.isdigit() and t not in STOP]
+
+
+_ERROR_LINE, _EXCEPTION_LINE = re2.compile(ERROR_LINE), re2.compile(EXCEPTION_LINE)
+
+
+def error_lines(lines: list[str]) -> list[str]:
+    """The lines that say what went wrong: the last exception line first, then the other error lines in log order."""
+    picked: list[str] = []
+    exceptions = [line for line in lines if _EXCEPTION_LINE.search(line.strip())]
+    candidates = ([exceptions[-1]] if exceptions else []) + [line for line in lines if _ERROR_LINE.search(line)]
+    for line in candidates:
+        line = line.strip()[:MAX_LINE]
+        if line and line not in picked:
+            picked.append(line)
+        if len(picked) == MAX_LINES:
+            break
+    return picked
+
+
+def _document(entry) -> list[str]:
+    factors = " ".join(f for p in entry.signatures for f in language.factors(p))
+    return tokens(entry.title) * 2 + tokens(entry.error) * 2 + tokens(summary_of(entry)) + tokens(plain(entry.cause)) + tokens(factors)
+
+
+def related_index(graph: Graph) -> dict:
+    docs = {entry_id: Counter(_document(graph.errors[entry_id])) for entry_id in sorted(graph.errors)}
+    count = len(docs) or 1
+    avgdl = sum(sum(c.values()) for c in docs.values()) / count
+    df = Counter(term for c in docs.values() for term in c)
+    weighted = {}
+    for entry_id, terms in docs.items():
+        length = sum(terms.values())
+        scores = {}
+        for term, tf in terms.items():
+            idf = math.log(1 + (count - df[term] + 0.5) / (df[term] + 0.5))
+            scores[term] = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
+        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:TERMS_PER_ENTRY]
+        weighted[entry_id] = [(t, max(1, round(w * SCALE))) for t, w in best]
+    vocabulary = sorted({t for pairs in weighted.values() for t, _ in pairs})
+    position = {t: i for i, t in enumerate(vocabulary)}
+    entries = []
+    for entry_id, pairs in weighted.items():
+        flat = [n for t, w in sorted(pairs, key=lambda p: position[p[0]]) for n in (position[t], w)]
+        entries.append({"id": entry_id, "title": graph.errors[entry_id].title, "url": page_url("errors", entry_id), "w": flat})
+    return {
+        "version": INDEX_VERSION, "top": TOP, "min_terms": MIN_TERMS, "min_score": MIN_SCORE, "max_lines": MAX_LINES, "max_line": MAX_LINE,
+        "error_line": ERROR_LINE, "exception_line": EXCEPTION_LINE, "stop": sorted(STOP), "terms": vocabulary, "entries": entries,
+    }
+
+
+def compile_related(index: dict) -> list[tuple[dict, dict[str, int]]]:
+    terms = index["terms"]
+    return [(e, {terms[e["w"][i]]: e["w"][i + 1] for i in range(0, len(e["w"]), 2)}) for e in index["entries"]]
+
+
+def rank_related(compiled, lines: list[str], exclude: set[str] = frozenset(), index: dict | None = None) -> list[Related]:
+    """Entries sharing the most telling words with the error lines, best first; ``exclude`` are already shown."""
+    top, min_terms, min_score = (index["top"], index["min_terms"], index["min_score"]) if index else (TOP, MIN_TERMS, MIN_SCORE)
+    query = list(dict.fromkeys(t for line in lines for t in tokens(line)))
+    found = []
+    for entry, weights in compiled:
+        if entry["id"] in exclude:
+            continue
+        shared = [t for t in query if t in weights]
+        score = sum(weights[t] for t in shared)
+        if len(shared) >= min_terms and score >= min_score:
+            shared.sort(key=lambda t: (-weights[t], t))
+            found.append(Related(entry["id"], entry["title"], entry["url"], score, tuple(shared[:6])))
+    found.sort(key=lambda r: (-r.score, r.id))
+    return found[:top]
