@@ -89,3 +89,16 @@ def test_renaming_without_alias_fails_and_with_alias_redirects(tmp_path):
     redirect = (tmp_path / "out" / "errors" / "cuda-oom-loading-model" / "index.html").read_text()
     assert "url=../../errors/cuda-oom-while-loading/" in redirect
     assert (tmp_path / "out" / "e" / "cuda-oom-loading-model" / "index.html").is_file()
+
+
+def test_the_home_page_lists_real_entries_first(built_site):
+    from errorkb.cli.settings import read_settings
+
+    start_here = read_settings(ROOT).start_here
+    assert len(start_here) >= 8
+    missing = [i for i in start_here if not (ROOT / "entries" / "errors" / f"{i}.yaml").is_file()]
+    assert missing == [], "extra.kb.start_here in mkdocs.yml names ids that are not error entries"
+    home = (built_site / "index.html").read_text(encoding="utf-8")
+    assert home.index('id="kb-paste"') < home.index('<h2 id="start-here')
+    for entry_id in start_here:
+        assert f'href="errors/{entry_id}/"' in home

@@ -11,11 +11,17 @@ function siteBase() {
   return new URL(base.replace(/\/?$/, "/"), location.href);
 }
 
-function loadIndex(base) {
-  indexPromise ??= Promise.all([import("./matcher.mjs"), fetch(new URL("api/v1/matcher.json", base)).then((r) => {
-    if (!r.ok) throw new Error(`matcher index: HTTP ${r.status}`);
+function fetchJson(url) {
+  return fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`${url.pathname}: HTTP ${r.status}`);
     return r.json();
-  })]).then(([matcher, index]) => ({ matcher, entries: matcher.compileIndex(index) }));
+  });
+}
+
+function loadIndex(base) {
+  indexPromise ??= Promise.all([import("./matcher.mjs"), fetchJson(new URL("api/v1/matcher.json", base)),
+    fetchJson(new URL("api/v1/related.json", base))])
+    .then(([matcher, index, related]) => ({ matcher, bundle: matcher.compileBundle(index, related) }));
   return indexPromise;
 }
 
@@ -32,7 +38,7 @@ function label(m) {
   return ["kb-paste__badge--possible", "Possible match"];
 }
 
-function renderResult(excerpt, m, flat, base) {
+function renderResult(excerpt, m, flat, base, versions) {
   const [cls, text] = label(m);
   const link = el("a", { href: new URL(m.url, base).href, class: "kb-paste__link" }, m.title);
   const parts = el("p", { class: "kb-paste__meta" }, el("span", { class: `kb-paste__badge ${cls}` }, text),
@@ -42,17 +48,46 @@ function renderResult(excerpt, m, flat, base) {
     const [before, marked, after] = excerpt(flat, span);
     item.append(el("pre", { class: "kb-paste__excerpt" }, el("code", {}, before, el("mark", {}, marked), after)));
   }
+  if (versions[m.id] === false) {
+    item.append(el("p", { class: "kb-paste__note" }, "The version in this log is outside the versions this entry was written for: read its notes on older and newer releases."));
+  }
   return item;
 }
 
+function renderRelated(r, base) {
+  return el("li", { class: "kb-paste__related" }, el("a", { href: new URL(r.url, base).href }, r.title),
+    el("span", { class: "kb-paste__words" }, ` (in common: ${r.words.join(", ")})`));
+}
+
+function renderFacts(facts) {
+  const list = el("dl", { class: "kb-paste__facts" });
+  for (const f of facts) list.append(el("dt", {}, f.label), el("dd", {}, f.value));
+  return list;
+}
+
 function render(box, excerpt, result, base) {
-  const { normalised, matches } = result;
+  const { normalised, matches, related, lines, facts, versions } = result;
   const list = box.querySelector(".kb-paste__results");
   const status = box.querySelector(".kb-paste__status");
-  list.replaceChildren(...matches.map((m) => renderResult(excerpt, m, normalised.flat, base)));
+  const more = box.querySelector(".kb-paste__more");
+  list.replaceChildren(...matches.map((m) => renderResult(excerpt, m, normalised.flat, base, versions)));
+  const parts = [];
+  if (facts.length) parts.push(el("p", { class: "kb-paste__heading" }, "What the log says"), renderFacts(facts));
+  if (related.length) {
+    parts.push(el("p", { class: "kb-paste__heading" }, matches.length ? "Also possibly related" : "Possibly related"),
+      el("ul", { class: "kb-paste__related-list" }, ...related.map((r) => renderRelated(r, base))));
+  }
+  if (lines.length) {
+    const search = new URL(base);
+    search.searchParams.set("q", lines[0].slice(0, 200));
+    parts.push(el("p", { class: "kb-paste__search" }, "Search the site for the error line: ",
+      el("a", { href: search.href }, lines[0].length > 120 ? `${lines[0].slice(0, 120)}\u2026` : lines[0])));
+  }
+  more.replaceChildren(...parts);
   status.textContent = !normalised.flat ? ""
     : matches.length ? `${matches.length} ${matches.length === 1 ? "entry matches" : "entries match"} this log, best first.`
-      : "No entry matches this log. Try the search box with the error line, or browse the categories below.";
+      : related.length ? "No entry's signature matches this log; these entries share words with its error lines."
+        : "No entry matches this log. Search the site with the error line, or browse the categories below.";
 }
 
 export function mount() {
@@ -71,11 +106,11 @@ export function mount() {
       el("button", { type: "submit", class: "md-button md-button--primary" }, "Find the fix"), " ",
       el("button", { type: "reset", class: "md-button" }, "Clear")));
   box.replaceChildren(form, el("p", { class: "kb-paste__status", role: "status", "aria-live": "polite" }),
-    el("ol", { class: "kb-paste__results", "aria-label": "Matching entries" }));
+    el("ol", { class: "kb-paste__results", "aria-label": "Matching entries" }), el("div", { class: "kb-paste__more" }));
   let timer = 0;
   const run = () => {
     clearTimeout(timer);
-    loadIndex(base).then(({ matcher, entries }) => render(box, matcher.excerpt, matcher.match(input.value, entries), base)).catch((error) => {
+    loadIndex(base).then(({ matcher, bundle }) => render(box, matcher.excerpt, matcher.analyse(input.value, bundle), base)).catch((error) => {
       box.querySelector(".kb-paste__status").textContent = `The matcher could not load (${error.message}).`;
     });
   };

@@ -118,6 +118,13 @@ export function mount() {
   box.querySelector("form").addEventListener("submit", (event) => { event.preventDefault(); search(); });
   box.querySelector("form").addEventListener("reset", () => setTimeout(search, 0));
   toggle?.addEventListener("change", () => { if (toggle.checked) input.focus(); });
+  // A link such as "Search the site for this line" (?q=...) opens the box with its query.
+  const asked = new URLSearchParams(location.search).get("q");
+  if (asked) {
+    input.value = asked.slice(0, 300);
+    open(true);
+    search();
+  }
   list.addEventListener("click", (event) => { if (event.target.closest("a")) open(false); });
   box.addEventListener("keydown", (event) => {
     const links = [...list.querySelectorAll("a")];

@@ -35,6 +35,7 @@ class Settings:
     report: str = "issue"  # "issue": a prefilled issue form; "email": a mailto link
     report_email: str = ""
     today: dt.date = dt.date(1970, 1, 1)
+    start_here: tuple[str, ...] = ()  # error ids the home page lists first
 
 
 @dataclass(frozen=True)

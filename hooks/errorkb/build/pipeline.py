@@ -14,6 +14,7 @@ from pathlib import Path
 
 from errorkb.build.api import dump, export_api
 from errorkb.build.feeds import export_feeds
+from errorkb.build.home import site_home
 from errorkb.calculator.hardware import calculator_data, hardware_pages
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
@@ -49,6 +50,7 @@ def settings_from(extra: dict, site_url: str | None, repo_url: str | None) -> Se
         freshness_days=int(kb.get("freshness_days", base.freshness_days)),
         report=kb.get("report", base.report),
         report_email=kb.get("report_email", base.report_email),
+        start_here=tuple(kb.get("start_here") or ()),
         today=build_date(),
     )
 
@@ -107,6 +109,7 @@ def build(root: Path, settings: Settings) -> Site:
         return site
     site.pages, redirects = build_pages(graph, settings)
     site.pages.append(contribute_page(root))
+    site.pages.append(site_home(graph, settings))
     models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
     site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
     site.files = redirects + export_api(graph, settings) + export_feeds(graph, settings)
