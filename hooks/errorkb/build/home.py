@@ -1,4 +1,4 @@
-"""The site's home page: the paste box first, then the ways in.
+"""The site's home and About pages: the paste box first, then the ways in; what the KB covers.
 
 Input: the graph and the settings (``extra.kb.start_here`` in mkdocs.yml
 names the errors listed first; an id that is not an entry of this KB is left
@@ -26,3 +26,8 @@ def site_home(graph: Graph, settings: Settings) -> GeneratedPage:
         recent=[(r, graph.entry(r)) for r in recent],
         error_count=len(graph.errors), guide_count=len(graph.guides),
     ))
+
+
+def about_page(graph: Graph, settings: Settings, census) -> GeneratedPage:
+    """The About page, with the census figures computed from tests/data/census.yaml."""
+    return GeneratedPage("about.md", render("about.md.j2", **_common(graph, settings, "about.md"), census=census))

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from errorkb.build.api import dump, export_api
 from errorkb.build.feeds import export_feeds
-from errorkb.build.home import site_home
+from errorkb.build.census import coverage, read_census
+from errorkb.build.home import about_page, site_home
 from errorkb.calculator.hardware import calculator_data, hardware_pages
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
@@ -110,6 +111,7 @@ def build(root: Path, settings: Settings) -> Site:
     site.pages, redirects = build_pages(graph, settings)
     site.pages.append(contribute_page(root))
     site.pages.append(site_home(graph, settings))
+    site.pages.append(about_page(graph, settings, coverage(read_census(root), graph)))
     models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
     site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
     site.files = redirects + export_api(graph, settings) + export_feeds(graph, settings)

@@ -36,7 +36,7 @@ def site_src_urls(root: Path) -> set[str]:
 def served_urls(graph: Graph) -> set[str]:
     """Every path the build answers, as a page or as a redirect."""
     loaded = graph.loaded
-    urls = {"/", "/errors/", "/guides/", "/errors/needs-review/", "/contributing/"} | site_src_urls(loaded.root)
+    urls = {"/", "/about/", "/errors/", "/guides/", "/errors/needs-review/", "/contributing/"} | site_src_urls(loaded.root)
     for kind in KINDS:
         for entry_id in loaded.entries.get(kind, {}):
             urls.add(f"/{kind}/{entry_id}/")
