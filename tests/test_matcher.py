@@ -170,8 +170,12 @@ def test_kb_match_stdin_top_and_text():
 
 def test_kb_match_nothing_and_usage_errors(tmp_path):
     none = run_kb("match", "--json", stdin="ValueError: this belongs to no entry\n")
-    assert none.returncode == 1 and json.loads(none.stdout) == {"matches": []}
-    assert "No entry matches" in run_kb("match", stdin="hello").stdout
+    assert none.returncode == 1
+    answer = json.loads(none.stdout)
+    assert answer["matches"] == [] and answer["lines"] == ["ValueError: this belongs to no entry"]
+    assert set(answer) == {"matches", "related", "facts", "lines"}
+    text = run_kb("match", stdin="hello").stdout
+    assert "No entry's signature matches this log" in text and "Error line" not in text  # no error line, nothing to search
     assert run_kb("match", str(tmp_path / "missing.log")).returncode == 2
     assert run_kb("match", "--top", "-1", stdin="x").returncode == 2
 

@@ -58,11 +58,11 @@ def test_pre_commit_runs_the_checks():
     assert entries["kb-schema"].endswith("kb schema --check")
 
 
-def test_contributing_lists_every_problem_code():
+def test_contributing_lists_every_problem_code_with_its_hint():
     text = (ROOT / "CONTRIBUTING.md").read_text()
-    rows = dict(re.findall(r"^\| `(KB\d{3})` \| ([^|]+) \|", text, re.M))
-    live = {c.code: c.title for c in CODES.values() if not c.retired}
-    assert {k: v.strip() for k, v in rows.items()} == live
+    rows = {code: (title.strip(), hint.strip()) for code, title, hint in re.findall(r"^\| `(KB\d{3})` \| ([^|]+) \| ([^|]+) \|$", text, re.M)}
+    live = {c.code: (c.title, c.hint) for c in CODES.values() if not c.retired}
+    assert rows == live
 
 
 def test_contribute_page_is_built_from_contributing_md(built_site):

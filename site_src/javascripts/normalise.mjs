@@ -38,6 +38,9 @@ const PATH = /(?<![^ \t"'(=\[,])(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]{1,128}){3,64}/g;
 const PACKAGES = /^.{0,4000}?[\\/](?:site|dist)-packages[\\/]/;
 const ADDRESS = /\b0x[0-9a-fA-F]{6,16}\b/g;
 const HASH = /\b[0-9a-fA-F]{32,128}\b/g;
+// Lines that carry no words of the log: Python 3.11+ caret and tilde markers, Markdown
+// fences and the <details> wrapping of an issue form.
+const NOISE = /^[ \t]*(?:[~^]{3,}[ \t~^]*|`{3,}[\w-]{0,20}|<\/?(?:details|pre|code)>|<summary>.{0,200}<\/summary>)[ \t]*$/i;
 const SPACE = /[ \t\n\r\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+/g;
 
 /** At most MAX_INPUT characters: the head and the tail of a long paste. */
@@ -109,7 +112,7 @@ export function tidy(line) {
 export function normalise(text) {
   text = decode(bound(String(text ?? "")));
   const lines = unwrap(text.split(NEWLINE)).map((line) => tidy(stripPrefixes(line)))
-    .filter((line) => line.replace(/^[ \t]+|[ \t]+$/g, "") !== "");
+    .filter((line) => line.replace(/^[ \t]+|[ \t]+$/g, "") !== "" && !NOISE.test(line));
   const flat = lines.join(" ").replace(SPACE, " ").replace(/^ +| +$/g, "");
   return { lines, flat };
 }

@@ -65,6 +65,9 @@ PATH = re.compile(r"""(?<![^ \t"'(=\[,])(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]{1,128}){
 PACKAGES = re.compile(r"^.{0,4000}?[\\/](?:site|dist)-packages[\\/]", _A)
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b", _A)
 HASH = re.compile(r"\b[0-9a-fA-F]{32,128}\b", _A)
+# Lines that carry no words of the log: Python 3.11+ caret and tilde markers, Markdown
+# fences and the <details> wrapping of an issue form.
+NOISE = re.compile(r"^[ \t]*(?:[~^]{3,}[ \t~^]*|`{3,}[\w-]{0,20}|</?(?:details|pre|code)>|<summary>.{0,200}</summary>)[ \t]*$", re.I | _A)
 SPACE = re.compile("[ \t\n\r\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 
 
@@ -157,6 +160,6 @@ def tidy(line: str) -> str:
 def normalise(text: str) -> Normalised:
     text = decode(bound(text))
     lines = [tidy(strip_prefixes(line)) for line in unwrap(NEWLINE.split(text))]
-    lines = [line for line in lines if line.strip(" \t")]
+    lines = [line for line in lines if line.strip(" \t") and not NOISE.match(line)]
     flat = SPACE.sub(" ", " ".join(lines)).strip(" ")
     return Normalised(lines, flat)
