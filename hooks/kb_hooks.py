@@ -58,7 +58,10 @@ def on_post_page(output, page, config):
 
 
 def on_post_build(config):
-    problem = search.build_index(Path(config.site_dir))
+    try:
+        problem = search.build_index(Path(config.site_dir))
+    except search.PagefindFormatChanged as exc:
+        raise PluginError(str(exc)) from None
     if problem:
         raise PluginError(problem)
 

@@ -108,9 +108,17 @@ def test_annotate_marks_articles_with_facets_and_leaves_listings(monkeypatch):
     assert annotate(html, "error", "errors/rocm-hip-out-of-memory.md", graph) == html
 
 
-def test_cbor_round_trip_of_what_pagefind_filters_hold():
-    from errorkb.build.search import cbor_dump, cbor_load
+def test_a_changed_pagefind_format_fails_loudly_and_names_the_cause(built_site, tmp_path):
+    """The filter files are rewritten for reproducible builds; a format Pagefind changes must stop the build, not corrupt it."""
+    import gzip
+    import shutil
 
-    value = ["tool", [["vLLM", [0, 23, 24, 255, 256, 70_000]], ["llama.cpp", []], ["é" * 30, [2**33]]]]
-    assert cbor_load(cbor_dump(value)) == (value, len(cbor_dump(value)))
-    assert cbor_dump(23) == b"\x17" and cbor_dump(24) == b"\x18\x18" and cbor_dump("a") == b"\x61a"
+    from errorkb.build.search import PagefindFormatChanged, stable_filters
+
+    bundle = tmp_path / "pagefind"
+    shutil.copytree(built_site / "pagefind", bundle)
+    stable_filters(bundle)  # the real, current format is read and written back
+    victim = sorted((bundle / "filter").glob("*.pf_filter"))[0]
+    victim.write_bytes(gzip.compress(b"pagefind_xyz" + b"\x00" * 8))
+    with pytest.raises(PagefindFormatChanged, match="changed its index format"):
+        stable_filters(bundle)

@@ -24,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cbor2
+
 from errorkb.build.linker import Graph
 
 INDEXED_KINDS = {"error", "guide", "model", "gpu", None}  # None: the hand-written pages; listings are left out
@@ -110,43 +112,18 @@ def build_index(site_dir: Path) -> str | None:
 MAGIC = b"pagefind_dcd"
 
 
-def _cbor_head(major: int, value: int) -> bytes:
-    if value < 24:
-        return bytes([major << 5 | value])
-    for extra, size in ((24, 1), (25, 2), (26, 4), (27, 8)):
-        if value < 1 << (8 * size):
-            return bytes([major << 5 | extra]) + value.to_bytes(size, "big")
-    raise ValueError("integer too large for CBOR")
+class PagefindFormatChanged(RuntimeError):
+    """Pagefind's private filter files no longer look as this stage expects."""
 
 
-def cbor_dump(value) -> bytes:
-    """CBOR for what Pagefind's filter files hold: unsigned integers, text and arrays."""
-    if isinstance(value, int):
-        return _cbor_head(0, value)
-    if isinstance(value, str):
-        data = value.encode("utf-8")
-        return _cbor_head(3, len(data)) + data
-    return _cbor_head(4, len(value)) + b"".join(cbor_dump(item) for item in value)
-
-
-def cbor_load(data: bytes, at: int = 0):
-    """(value, next offset) for unsigned integers, text and arrays; anything else is refused."""
-    major, info = data[at] >> 5, data[at] & 31
-    at += 1
-    if info >= 24:
-        size = 1 << (info - 24)
-        info, at = int.from_bytes(data[at : at + size], "big"), at + size
-    if major == 0:
-        return info, at
-    if major == 3:
-        return data[at : at + info].decode("utf-8"), at + info
-    if major == 4:
-        items = []
-        for _ in range(info):
-            item, at = cbor_load(data, at)
-            items.append(item)
-        return items, at
-    raise ValueError(f"unexpected CBOR major type {major}")
+def _read(path: Path):
+    data = gzip.decompress(path.read_bytes())
+    if not data.startswith(MAGIC):
+        raise PagefindFormatChanged(f"{path.name} does not start with {MAGIC!r}: the Pagefind upgrade changed its index format; update stable_filters()")
+    try:
+        return cbor2.loads(data[len(MAGIC):])
+    except cbor2.CBORDecodeError as exc:
+        raise PagefindFormatChanged(f"{path.name} is not the CBOR this stage reads ({exc}): the Pagefind upgrade changed its index format") from None
 
 
 def _write(path: Path, payload: bytes) -> None:
@@ -156,8 +133,11 @@ def _write(path: Path, payload: bytes) -> None:
 def stable_filters(bundle: Path) -> None:
     renamed: dict[str, str] = {}
     for path in sorted((bundle / "filter").glob("*.pf_filter")):
-        key, values = cbor_load(gzip.decompress(path.read_bytes())[len(MAGIC) :])[0]
-        payload = MAGIC + cbor_dump([key, sorted(values, key=lambda pair: pair[0])])
+        content = _read(path)
+        if not (isinstance(content, list) and len(content) == 2 and isinstance(content[1], list)):
+            raise PagefindFormatChanged(f"{path.name} is not a [name, values] pair: the Pagefind upgrade changed its filter files")
+        key, values = content
+        payload = MAGIC + cbor2.dumps([key, sorted(values, key=lambda pair: pair[0])])
         name = f"{path.stem.split('_')[0]}_{hashlib.sha256(payload).hexdigest()[: len(path.stem.split('_')[1])]}"
         path.unlink()
         _write(path.with_name(name + path.suffix), payload)
@@ -165,11 +145,13 @@ def stable_filters(bundle: Path) -> None:
     entry = bundle / "pagefind-entry.json"
     text = entry.read_text(encoding="utf-8")
     for meta in sorted(bundle.glob("pagefind.*.pf_meta")):
-        fields = cbor_load(gzip.decompress(meta.read_bytes())[len(MAGIC) :])[0]
+        fields = _read(meta)
+        if not isinstance(fields, list):
+            raise PagefindFormatChanged(f"{meta.name} is not a list of fields: the Pagefind upgrade changed its metadata file")
         for i, field in enumerate(fields):
             if isinstance(field, list) and field and all(isinstance(f, list) and len(f) == 2 and f[1] in renamed for f in field):
                 fields[i] = sorted([name, renamed[chunk]] for name, chunk in field)  # the filters: [name, file]
-        payload = MAGIC + cbor_dump(fields)
+        payload = MAGIC + cbor2.dumps(fields)
         old_hash = meta.name.split(".")[1]
         new_hash = f"{old_hash.split('_')[0]}_{hashlib.sha256(payload).hexdigest()[: len(old_hash.split('_')[1])]}"
         meta.unlink()
