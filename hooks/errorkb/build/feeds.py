@@ -14,12 +14,13 @@ from xml.sax.saxutils import escape
 
 from errorkb.build.linker import Graph
 from errorkb.build.pages import GeneratedFile, Settings, page_url, summary_of
+from errorkb.build.schema import TEXT_KINDS
 
 FEED_SIZE = 50
 
 
 def _recent(graph: Graph) -> list[tuple[str, str]]:
-    refs = [(k, i) for k in ("errors", "guides") for i in graph.loaded.entries[k]]
+    refs = [(k, i) for k in TEXT_KINDS for i in graph.loaded.entries[k]]
     return sorted(refs, key=lambda r: (graph.entry(r).last_verified, r[1]), reverse=True)[:FEED_SIZE]
 
 

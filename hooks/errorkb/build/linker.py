@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel
 
 from errorkb.build.loader import Loaded
-from errorkb.build.schema import RESERVED_IDS
+from errorkb.build.schema import RESERVED_IDS, TEXT_KINDS
 from errorkb.build.problems import Problem, problem
 from errorkb.build.yamlfile import field_path
 
@@ -84,7 +84,7 @@ def _check_ids(graph: Graph) -> None:
     loaded = graph.loaded
     owner: dict[tuple[str, str], Ref] = {}
     for kind, entries in loaded.entries.items():
-        space = "text" if kind in ("errors", "guides") else kind
+        space = "text" if kind in TEXT_KINDS else kind
         for entry_id in sorted(entries):
             key = (space, entry_id)
             if key in owner:
@@ -93,7 +93,7 @@ def _check_ids(graph: Graph) -> None:
                 graph.problems.append(problem("KB014", rel, 1, "", f"the id '{entry_id}' is also used by {other}"))
             owner[key] = (kind, entry_id)
     for kind, entries in loaded.entries.items():
-        space = "text" if kind in ("errors", "guides") else kind
+        space = "text" if kind in TEXT_KINDS else kind
         for entry_id, entry in sorted(entries.items()):
             for index, alias in enumerate(getattr(entry, "aliases", [])):
                 rel = loaded.files[(kind, entry_id)]
@@ -137,7 +137,7 @@ def _add(mapping: dict, key, value) -> None:
 
 
 def _link_references(graph: Graph) -> None:
-    for kind in ("errors", "guides"):
+    for kind in TEXT_KINDS:
         for entry_id, entry in graph.loaded.entries[kind].items():
             me = (kind, entry_id)
             graph.related_errors.setdefault(me, [])
@@ -159,7 +159,7 @@ def _link_references(graph: Graph) -> None:
 
 
 def _build_indexes(graph: Graph) -> None:
-    for kind in ("errors", "guides"):
+    for kind in TEXT_KINDS:
         for entry_id, entry in graph.loaded.entries[kind].items():
             ref = (kind, entry_id)
             if kind == "errors":
@@ -181,7 +181,7 @@ def _build_indexes(graph: Graph) -> None:
 def link(loaded: Loaded) -> Graph:
     graph = Graph(loaded=loaded)
     _check_ids(graph)
-    for kind in ("errors", "guides"):
+    for kind in TEXT_KINDS:
         for entry_id, entry in sorted(loaded.entries[kind].items()):
             _check_terms(graph, kind, entry_id, entry)
         for k, entry_id in sorted(loaded.invalid):

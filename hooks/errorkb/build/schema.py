@@ -27,6 +27,7 @@ ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 HW_ID_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"  # models and GPUs: "llama-3.1-8b"
 ID_RE = re.compile(ID_PATTERN)
 HARDWARE_KINDS = {"models", "gpus"}
+TEXT_KINDS = ("errors", "guides")  # the kinds that are pages of text: cited, linked, fed, with short links
 RESERVED_IDS = {"index", "search", "api", "assets", "needs-review"}  # names the site itself uses under a kind's folder
 
 EntryId = Annotated[

@@ -13,9 +13,11 @@ from pathlib import Path
 
 from errorkb.build.linker import Graph
 from errorkb.build.problems import Problem, problem
+from errorkb.build import schema
+from errorkb.build.schema import TEXT_KINDS
 
 MANIFEST = "published-urls.txt"
-KINDS = ("errors", "guides", "models", "gpus")
+KINDS = tuple(schema.KINDS)  # every kind of entry has a page at /<kind>/<id>/
 HEADER = "# Every URL the site has published. `kb urls --update` adds new ones; a line is never removed.\n"
 
 
@@ -44,9 +46,9 @@ def served_urls(graph: Graph) -> set[str]:
             urls.add(f"/{kind}/")
     for (kind, old), _ in graph.redirects.items():
         urls.add(f"/{kind}/{old}/")
-        if kind in ("errors", "guides"):
+        if kind in TEXT_KINDS:
             urls.add(f"/e/{old}/")
-    for kind in ("errors", "guides"):
+    for kind in TEXT_KINDS:
         for entry_id in loaded.entries[kind]:
             urls.add(f"/e/{entry_id}/")
     for taxonomy in ("categories", "tools"):

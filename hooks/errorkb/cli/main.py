@@ -80,7 +80,7 @@ def cmd_new(args: argparse.Namespace, root: Path) -> int:
         print(f"'{args.id}' is not a valid id: use lowercase letters, digits and single hyphens", file=sys.stderr)
         return 2
     path = root / "entries" / f"{args.kind}s" / f"{args.id}.yaml"
-    existing = [k for k in ("errors", "guides") if (root / "entries" / k / f"{args.id}.yaml").exists()]
+    existing = [k for k in schema.TEXT_KINDS if (root / "entries" / k / f"{args.id}.yaml").exists()]
     if existing:
         print(f"entries/{existing[0]}/{args.id}.yaml already exists", file=sys.stderr)
         return 1
@@ -110,7 +110,7 @@ def cite_text(root: Path, entry_id: str, step: int | None) -> str:
     """The same text as the API's ``email`` fields and the page's "Copy for email" button."""
     graph = link(load(root))
     settings = read_settings(root)
-    for kind in ("errors", "guides"):
+    for kind in schema.TEXT_KINDS:
         entries = graph.loaded.entries[kind]
         entry_id = graph.redirects.get((kind, entry_id), entry_id)
         if entry_id not in entries:
