@@ -40,7 +40,7 @@ STOP = frozenset(
     "the a an of to in is it for on at by with and or not be as are was were this that from your you can may if "
     "no yes use used using when then than but into out so do does did has have had its set get got one two all any "
     "file line self return py python traceback most recent call last none true false info debug warning warn error "
-    "errors raise raised exception".split()
+    "errors raise raised exception per via after before while also only there which will would should could".split()
 )
 # Both twins run these with RE2 (google-re2 here, re2js in the browser); the index carries them.
 ERROR_LINE = (
