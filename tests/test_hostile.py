@@ -158,4 +158,8 @@ def test_a_visitor_sees_no_dialog(hostile, page):
         page.fill("#kb-paste-input", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB")
         page.wait_for_selector(".kb-paste__result", timeout=10_000)
         assert "😀" in page.inner_text(".kb-paste__results")
+        page.goto(url + "?q=kb-xss")  # the Pagefind index holds the hostile titles: results are text too
+        page.locator("#kb-search-results li a").first.wait_for(timeout=15_000)
+        assert "<script>" in page.inner_text("#kb-search-results")
+        page.mouse.move(300, 300)
     assert dialogs == []
