@@ -6,10 +6,7 @@
 import { RE2JS } from "re2js";
 import { normalise } from "./normalise.mjs";
 
-const STRONG_CHARS = 20;
-const [BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY] = [0.5, 0.3, 0.04, 0.12, 0.08, 0.04];
-const WRAPPER_FACTOR = 0.5;
-export const CONFIDENT = 0.7;
+// The weights and the confidence threshold come from the index (score.py is their one home).
 
 function patterns(list, factors) {
   return list.map((p, i) => ({ rx: RE2JS.compile(p, RE2JS.CASE_INSENSITIVE), factors: (factors && factors[i]) || [] }));
@@ -17,11 +14,13 @@ function patterns(list, factors) {
 
 /** The index (api/v1/matcher.json) with its patterns compiled by RE2, case-insensitive, as in Python. */
 export function compileIndex(index) {
-  return index.entries.map((e) => ({
+  if (!index.weights || typeof index.confident !== "number") throw new Error("matcher.json carries no weights: rebuild the site");
+  const entries = index.entries.map((e) => ({
     id: e.id, title: e.title, url: e.url, wrapper: Boolean(e.w),
     signatures: patterns(e.s, e.sf),
     context: patterns(e.c || [], e.cf),
   }));
+  return Object.assign(entries, { weights: index.weights, confident: index.confident });
 }
 
 /** A-Z to a-z and nothing else, as score.ascii_lower does. */
@@ -45,24 +44,24 @@ function first(patterns, flat, lower) {
   return null;
 }
 
-function score(entry, flat, lower) {
+function score(entry, flat, lower, w) {
   const hits = entry.signatures.map((p) => search(p, flat, lower)).filter(Boolean);
   if (!hits.length) return null;
   const spans = hits.map((m) => ({ start: m.index, end: m.index + m.length, kind: "signature" }));
-  const strength = Math.max(...spans.map((s) => Math.min(1, (s.end - s.start) / STRONG_CHARS)));
+  const strength = Math.max(...spans.map((s) => Math.min(1, (s.end - s.start) / w.strong_chars)));
   const start = Math.min(...spans.map((s) => s.start));
-  let value = BASE + STRENGTH * strength;
-  if (hits.length > 1) value += CORROBORATION;
+  let value = w.base + w.strength * strength;
+  if (hits.length > 1) value += w.corroboration;
   if (entry.context.length) {
     const found = first(entry.context, flat, lower);
     if (found) {
       spans.push({ start: found.index, end: found.index + found.length, kind: "context" });
-      value += CONTEXT_FOUND;
+      value += w.context_found;
     } else {
-      value -= CONTEXT_MISSING;
+      value -= w.context_missing;
     }
   }
-  value += EARLY * (1 - start / flat.length);
+  value += w.early * (1 - start / flat.length);
   return { value, start, spans };
 }
 
@@ -73,14 +72,14 @@ export function rank(entries, normalised) {
   const lower = asciiLower(flat);
   const found = [];
   for (const entry of entries) {
-    const result = score(entry, flat, lower);
+    const result = score(entry, flat, lower, entries.weights);
     if (result) found.push({ entry, ...result });
   }
   const hasRoot = found.some((f) => !f.entry.wrapper);
   const matches = found.map(({ entry, value, start, spans }) => {
-    const s = round3(entry.wrapper && hasRoot ? value * WRAPPER_FACTOR : value);
+    const s = round3(entry.wrapper && hasRoot ? value * entries.weights.wrapper_factor : value);
     spans.sort((a, b) => a.start - b.start || a.end - b.end);
-    return { id: entry.id, title: entry.title, url: entry.url, score: s, confident: s >= CONFIDENT, wrapper: entry.wrapper, spans, first: start };
+    return { id: entry.id, title: entry.title, url: entry.url, score: s, confident: s >= entries.confident, wrapper: entry.wrapper, spans, first: start };
   });
   matches.sort((a, b) => b.score - a.score || a.first - b.first || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return matches;

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { CONFIDENT, compileIndex, excerpt, match, rank, round3 } from "../../site_src/javascripts/matcher.mjs";
+import { compileIndex, excerpt, match, rank, round3 } from "../../site_src/javascripts/matcher.mjs";
 import { MAX_INPUT, normalise } from "../../site_src/javascripts/normalise.mjs";
 import { activeFilters, excerptParts } from "../../site_src/javascripts/search.mjs";
 
@@ -27,7 +27,15 @@ for (const c of CASES.spans) {
   });
 }
 
-test("the confident threshold is the one the index carries", () => assert.equal(CONFIDENT, CASES.index.confident));
+test("the weights and the threshold are read from the index, not from the module", () => {
+  const log = "CUDA out of memory. Tried to allocate";
+  const base = match(log, entries).matches[0];
+  const raised = compileIndex({ ...CASES.index, weights: { ...CASES.index.weights, base: CASES.index.weights.base + 0.1 } });
+  assert.equal(match(log, raised).matches[0].score, round3(base.score + 0.1));
+  const strict = compileIndex({ ...CASES.index, confident: 0.99 });
+  assert.equal(match(log, strict).matches[0].confident, false);
+  assert.throws(() => compileIndex({ ...CASES.index, weights: undefined }), /no weights/);
+});
 
 test("rounding is half up, as in Python's round3", () => {
   assert.equal(round3(0.7465), 0.747);

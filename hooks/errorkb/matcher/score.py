@@ -39,9 +39,10 @@ from errorkb.matcher.facts import facts_index
 
 INDEX_VERSION = 1
 CONFIDENT = 0.7  # at or above: shown as a confident match
-STRONG_CHARS = 20
-BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY = 0.5, 0.3, 0.04, 0.12, 0.08, 0.04
-WRAPPER_FACTOR = 0.5
+# The scoring weights: their one home. They travel in matcher.json ("weights"), which the browser reads.
+WEIGHTS = {"strong_chars": 20, "base": 0.5, "strength": 0.3, "corroboration": 0.04, "context_found": 0.12,
+           "context_missing": 0.08, "early": 0.04, "wrapper_factor": 0.5}
+STRONG_CHARS, BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY, WRAPPER_FACTOR = WEIGHTS.values()
 
 
 @dataclass(frozen=True)
@@ -101,7 +102,7 @@ def matcher_index(graph: Graph) -> dict:
         if entry.applies_to:
             record["a"] = dict(sorted(entry.applies_to.items()))
         entries.append(record)
-    return {"version": INDEX_VERSION, "confident": CONFIDENT, "entries": entries, "facts": facts_index()}
+    return {"version": INDEX_VERSION, "confident": CONFIDENT, "weights": WEIGHTS, "entries": entries, "facts": facts_index()}
 
 
 def _patterns(patterns: list[str], factors: list[list[str]] | None) -> tuple[Pattern, ...]:
