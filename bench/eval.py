@@ -1,7 +1,7 @@
 """`make eval`: how well the paste matcher and the site search do, on real logs and at scale.
 
-Prints, for the real-log corpus (tests/data/real-logs/, train and held-out
-splits apart): the matcher's top-1 and top-3 accuracy and its false positives
+Prints, for the real-log corpus (tests/data/real-logs/, its three splits
+apart: train, dev and the held-out part, see tests/test_real_logs.py): the matcher's top-1 and top-3 accuracy and its false positives
 on the near-misses; as the baseline, the top-1 accuracy of Material's built-in
 search when the same pastes are typed into its box in a real browser; the
 query cases of tests/search_cases.yaml on both search engines; and the sizes
@@ -36,6 +36,7 @@ from errorkb.matcher.analyse import Bundle, analyse  # noqa: E402
 WORK = ROOT / ".bench"
 CORPUS = ROOT / "tests" / "data" / "real-logs"
 ENTRY_URL = re.compile(r"/(?:errors|guides)/([a-z0-9-]+)/")
+SPLITS = ("train", "dev", "heldout")
 FIRST_QUERIES = ["CUDA out of memory", "out of memory", "cudaErrorIllegalAddress", "--mem-fraction-static", "AsyncEngineDeadError"]
 
 
@@ -91,7 +92,7 @@ def evaluate_matcher(logs: list[dict]) -> dict:
     """Top-1, top-3 and "something useful shown" (the right entry among the matches or the possibly related), per split and engine."""
     bundle = Bundle.from_graph(link(load(ROOT)))
     out: dict = {}
-    for split in ("train", "heldout"):
+    for split in SPLITS:
         rows = [(log, analyse(log["log"], bundle)) for log in logs if log["split"] == split]
         out[split] = _scores(rows)
         out[split]["by_engine"] = {e: _scores([(l, r) for l, r in rows if engine_of(l) == e]) for e in sorted({engine_of(l) for l, _ in rows})}
@@ -226,7 +227,7 @@ def report(result: dict, logs: list[dict], cases: list[dict]) -> str:
     browser = result.get("browser")
     if browser:
         lines.append(f"\n== Baseline: Material's built-in search, the same pastes typed into its box ({browser['material_seconds']} s)")
-        for split in ("train", "heldout"):
+        for split in SPLITS:
             mine = [log for log in logs if log["split"] == split]
             real = [log for log in mine if log["expected"]]
             top1 = sum(1 for log in real if browser["material_pastes"][log["name"]][:1] == [log["expected"]])
