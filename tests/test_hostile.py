@@ -57,6 +57,14 @@ def make_hostile_kb(dest: Path) -> Path:
         data["solution"][0]["title"] = TEMPLATE
         data["sources"][0]["title"] = XML
         _dump(path, data)
+    for kind, name in (("models", "llama-3.1-8b"), ("gpus", "rtx-4090")):  # the calculator's pages and JSON
+        (entries / kind).mkdir(exist_ok=True)
+        data = yaml.safe_load((ROOT / "entries" / kind / f"{name}.yaml").read_text(encoding="utf-8"))
+        data["title"] = f"{SCRIPT} {ATTR} {UNICODE}"[:120]
+        if kind == "gpus":
+            data["architecture"] = XML[:60]
+        data["sources"][0]["title"] = QUOTE
+        _dump(entries / kind / f"{name}.yaml", data)
     for path in sorted((entries / "guides").glob("*.yaml")):
         data = yaml.safe_load(path.read_text())
         data["title"] = f"{ATTR} {UNICODE}"
@@ -150,7 +158,8 @@ def test_a_visitor_sees_no_dialog(hostile, page):
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     with serve(site) as url:
-        for path in ("errors/", "errors/cuda-oom-loading-model/", "guides/vllm-oom-checklist/", "categories/out-of-memory/", ""):
+        for path in ("errors/", "errors/cuda-oom-loading-model/", "guides/vllm-oom-checklist/", "categories/out-of-memory/", "",
+                     "models/llama-3.1-8b/", "gpus/rtx-4090/", "will-it-run/?model=llama-3.1-8b&gpu=rtx-4090"):
             page.goto(url + path)
             page.wait_for_load_state("load")
             page.mouse.move(200, 200)
