@@ -41,7 +41,7 @@ def answer(page) -> dict:
 
 def expected(entries, engine, context, seqs=1, kv="auto"):
     models, gpus = entries
-    sc = hardware.scenario(GPU, gpus[GPU], engine, context, None, kv, seqs)
+    sc = hardware.scenario(GPU, hardware.gpu_of(gpus[GPU]), engine, context, None, kv, seqs)
     return vram.evaluate(hardware.arch_of(models[MODEL]), sc)
 
 

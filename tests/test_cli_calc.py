@@ -17,7 +17,7 @@ if str(ROOT / "hooks") not in sys.path:
 from errorkb.cli import main as cli
 from errorkb.cli import calc as cli_calc
 from errorkb.calculator import hardware
-from errorkb.calculator import vram  # noqa: E402
+from errorkb.calculator import facts, vram  # noqa: E402
 from errorkb.build.loader import load  # noqa: E402
 
 ENTRIES = load(ROOT).entries
@@ -69,7 +69,7 @@ def test_page_and_cli_print_the_same_command():
     jobs, expected = [], []
     for mid, change in SCENARIOS:
         arch = hardware.arch_of(MODELS[mid])
-        sc = {**hardware.scenario("rtx-4090", GPUS["rtx-4090"], change["engine"], change["context"]), **change,
+        sc = {**hardware.scenario("rtx-4090", hardware.gpu_of(GPUS["rtx-4090"]), change["engine"], change["context"]), **change,
               "native_dtype": arch["native_dtype"]}
         out = vram.evaluate(arch, sc)
         s = vram.check_inputs(arch, sc)[0] | {"native_dtype": arch["native_dtype"]}
@@ -77,10 +77,12 @@ def test_page_and_cli_print_the_same_command():
         jobs.append({"name": mid, "repo": MODELS[mid].hf_repo, "arch": arch, "scenario": sc})
     script = ("import * as v from './site_src/javascripts/vram.mjs';"
               "import { commandFor } from './site_src/javascripts/will-it-run.mjs';"
+              "v.configure(JSON.parse(process.argv[2]));"
               "const jobs = JSON.parse(process.argv[1]);"
               "console.log(JSON.stringify(jobs.map(j => { const o = v.evaluate(j.arch, j.scenario);"
               " return commandFor(j.name, j.repo, o.scenario, o); })));")
-    got = json.loads(subprocess.run(["node", "--input-type=module", "-e", script, json.dumps(jobs)], cwd=ROOT, check=True,
+    got = json.loads(subprocess.run(["node", "--input-type=module", "-e", script, json.dumps(jobs),
+                                     json.dumps(facts.export())], cwd=ROOT, check=True,
                                     capture_output=True, text=True).stdout)
     assert got == expected
 
@@ -89,7 +91,14 @@ def test_calculator_data_is_json_and_complete():
     data = hardware.calculator_data(MODELS, GPUS)
     assert json.loads(json.dumps(data)) == data
     assert set(data["models"]) == set(MODELS) and set(data["gpus"]) == set(GPUS)
-    assert all(set(hardware.ERROR_IDS) == set(data["errors"]) for _ in [0])
+    assert set(data["errors"]) == set(facts.ERROR_IDS.values())
+    assert data["facts"] == facts.export()
+
+
+def test_every_failure_links_to_a_real_entry():
+    """The ids a predicted failure links to are entries of the KB, so no link from the calculator is dead."""
+    missing = sorted(set(facts.ERROR_IDS.values()) - set(ENTRIES["errors"]))
+    assert not missing, f"calculator links to entries that do not exist: {missing}"
 
 
 def test_every_real_entry_gets_a_page():

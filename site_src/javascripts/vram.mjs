@@ -1,36 +1,23 @@
-// Calculator math for the "Will it run?" page: a line-by-line mirror of
-// hooks/errorkb/calculator/vram.py (read its docstrings and constants for the why).
-// Pure functions over plain objects with the same snake_case keys; both run
-// over tests/calculator_cases.json, so the two cannot drift apart.
+// Calculator math for the "Will it run?" page: the browser twin of the Python
+// package hooks/errorkb/calculator/ (read its docstrings for the why). Every
+// constant comes from the facts the build exports (api/v1/calculator.json,
+// key "facts"; errorkb.calculator.facts.export): call configure(facts) once
+// before anything else. Pure functions over plain objects with the same
+// snake_case keys; both run over tests/calculator_cases.json.
 
-export const GIB = 1024 ** 3;
-export const MIB = 1024 ** 2;
-export const ENGINES = ["vllm", "llamacpp", "ollama"];
-export const ENGINE_NAMES = { vllm: "vLLM", llamacpp: "llama.cpp", ollama: "Ollama" };
-export const KV_TYPES = { f32: [4, 1], f16: [2, 1], bf16: [2, 1], fp8: [1, 1], q8_0: [34, 32], q4_0: [18, 32] };
-export const KV_BY_ENGINE = { vllm: ["f16", "bf16", "fp8"], llamacpp: ["f16", "bf16", "q8_0", "q4_0"], ollama: ["f16", "q8_0", "q4_0"] };
-export const OLLAMA_KV_BPE = { f16: 2, q8_0: 1, q4_0: 0.5 };
-const GGUF = [["F16", 16.0005], ["Q8_0", 8.5008], ["Q6_K", 6.5633], ["Q5_K_M", 5.7036], ["Q5_K_S", 5.5704],
-  ["Q4_K_M", 4.8944], ["Q4_K_S", 4.6672], ["IQ4_XS", 4.4597], ["Q3_K_L", 4.2979], ["Q3_K_S", 3.6429],
-  ["IQ3_M", 3.7628], ["Q2_K", 3.1593], ["MXFP4", 4.25]];
-export const QUANTS = {
-  bf16: { engines: ["vllm"], bpw: 16, embed_bpw: 16 },
-  f16: { engines: ["vllm"], bpw: 16, embed_bpw: 16 },
-  fp8: { engines: ["vllm"], bpw: 8, embed_bpw: 16 },
-  "awq-int4": { engines: ["vllm"], bpw: 4.15625, embed_bpw: 16 },
-  "gptq-int4": { engines: ["vllm"], bpw: 4.15625, embed_bpw: 16 },
-  mxfp4: { engines: ["vllm"], bpw: 4.25, embed_bpw: 16 },
-  ...Object.fromEntries(GGUF.map(([name, bpw]) => [name, { engines: ["llamacpp", "ollama"], bpw, embed_bpw: bpw }])),
-};
-export const NATIVE_TO_VLLM = { bf16: "bf16", f16: "f16", fp8: "fp8", mxfp4: "mxfp4", f32: "bf16" };
-export const C = {
-  VLLM_BLOCK: 16, VLLM_DEFAULT_UTIL: 0.9, VLLM_LARGE_CARD: 70 * GIB,
-  VLLM_BATCHED_LARGE: 8192, VLLM_SEQS_LARGE: 1024, VLLM_BATCHED_SMALL: 2048, VLLM_SEQS_SMALL: 256,
-  VLLM_ACT_PER_TOKEN_HIDDEN: 27, VLLM_SAMPLER_COPIES: 3, VLLM_NON_TORCH: 256 * MIB, VLLM_NON_TORCH_TP: 768 * MIB,
-  LLAMACPP_PAD: 256, LLAMACPP_PAD_LEGACY: 32, LLAMACPP_UBATCH: 512, RUNTIME_CONTEXT: 256 * MIB, OLLAMA_BATCH: 512,
-  OLLAMA_GPT_OSS_WINDOW: 4096, OLLAMA_RESERVE: 457 * MIB, APPLE_SHARE_FALLBACK: 0.67, TIGHT_MARGIN: 0.05,
-  MAX_CONTEXT: 16777216, MAX_SEQS: 4096,
-};
+export let F = null;   // the facts: tables by their export() names
+export let C = null;   // the numeric constants by their Python names
+export let ENGINES, ENGINE_NAMES, KV_TYPES, KV_BY_ENGINE, OLLAMA_KV_BPE, QUANTS, NATIVE_TO_VLLM, GIB, MIB;
+
+/** Install the facts the build exported; returns them for chaining. */
+export function configure(facts) {
+  F = facts;
+  C = facts.numbers;
+  ({ engines: ENGINES, engine_names: ENGINE_NAMES, kv_types: KV_TYPES, kv_by_engine: KV_BY_ENGINE,
+    ollama_kv_bpe: OLLAMA_KV_BPE, quants: QUANTS, native_to_vllm: NATIVE_TO_VLLM } = facts);
+  GIB = C.GIB; MIB = C.MIB;
+  return facts;
+}
 
 const fmt = (n) => n.toLocaleString("en-US");
 export const cdiv = (a, b) => Math.floor((a + b - 1) / b);
@@ -54,12 +41,9 @@ const whole = (v) => (typeof v === "number" && Number.isFinite(v) && Number.isIn
 const number = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const get = (o, k, d) => (k in o ? o[k] : d);
 
-const ARCH_BOUNDS = { layers: [1, 512], hidden_size: [64, 131072], attention_heads: [1, 1024], kv_heads: [1, 1024],
-  head_dim: [8, 1024], vocab_size: [256, 4000000], native_context: [512, C.MAX_CONTEXT], params_total: [1000000, 1e13] };
-
 export function checkArch(arch) {
   const errors = [];
-  for (const [key, [lo, hi]] of Object.entries(ARCH_BOUNDS)) {
+  for (const [key, [lo, hi]] of Object.entries(F.arch_bounds)) {
     const v = whole(arch[key]);
     if (v === null || v < lo || v > hi) errors.push(`Architecture: ${key} must be a whole number from ${fmt(lo)} to ${fmt(hi)}.`);
   }
@@ -71,25 +55,33 @@ export function checkArch(arch) {
   return errors;
 }
 
+/** The weight format the engine loads when the user picks none. */
+export function defaultQuant(engine, nativeDtype) {
+  if (engine === "vllm") return NATIVE_TO_VLLM[nativeDtype || "bf16"] || "bf16";
+  return F.default_gguf_quant;
+}
+
 export function checkInputs(arch, sc) {
   const errors = checkArch(arch);
   const warnings = [];
   const engine = sc.engine;
-  if (!ENGINES.includes(engine)) return [sc, [...errors, "Pick an engine: vllm, llamacpp or ollama."], warnings];
+  if (!ENGINES.includes(engine)) {
+    return [sc, [...errors, `Pick an engine: ${ENGINES.slice(0, -1).join(", ")} or ${ENGINES[ENGINES.length - 1]}.`], warnings];
+  }
   const s = { ...sc };
   s.vendor = sc.vendor || "nvidia";
   const native = arch.native_dtype || "bf16";
-  s.quant = sc.quant || (engine === "vllm" ? NATIVE_TO_VLLM[native] || "bf16" : "Q4_K_M");
+  s.quant = sc.quant || defaultQuant(engine, native);
   if (!(s.quant in QUANTS) || !QUANTS[s.quant].engines.includes(engine)) {
     const names = Object.keys(QUANTS).filter((k) => QUANTS[k].engines.includes(engine)).join(", ");
     errors.push(`${s.quant} is not a weight format for ${engine}; choose one of ${names}.`);
   }
   let kv = sc.kv_dtype || "auto";
-  if (kv === "auto") kv = engine === "vllm" && ["bf16", "fp8", "mxfp4"].includes(native) ? "bf16" : "f16";
+  if (kv === "auto") kv = engine === "vllm" && F.vllm_auto_kv_bf16.includes(native) ? "bf16" : "f16";
   s.kv_dtype = kv;
   if (!KV_BY_ENGINE[engine].includes(kv)) errors.push(`${engine} has no ${kv} KV cache; it offers ${KV_BY_ENGINE[engine].join(", ")}.`);
   for (const [key, lo, hi, label] of [["context", 1, C.MAX_CONTEXT, "Context"], ["seqs", 1, C.MAX_SEQS, "Concurrent sequences"],
-    ["gpus", 1, 64, "GPU count"]]) {
+    ["gpus", 1, C.MAX_GPUS, "GPU count"]]) {
     const v = whole(get(sc, key, key !== "context" ? 1 : null));
     if (v === null || v < lo || v > hi) errors.push(`${label} must be a whole number from ${fmt(lo)} to ${fmt(hi)}.`);
     s[key] = v;
@@ -99,10 +91,12 @@ export function checkInputs(arch, sc) {
     errors.push(`Context ${fmt(s.context)} is longer than the model's native ${fmt(nativeCtx)} tokens.`);
   }
   const vram = number(sc.vram_bytes);
-  if (vram === null || vram < 256 * MIB || vram > 2048 * GIB) errors.push("GPU memory must be between 0.25 and 2048 GiB per GPU.");
+  const [vLo, vHi] = F.input_bounds.vram_bytes;
+  if (vram === null || vram < vLo || vram > vHi) errors.push(`GPU memory must be between ${vLo / GIB} and ${vHi / GIB} GiB per GPU.`);
   else s.vram_bytes = Math.floor(vram);
   const util = number(get(sc, "gpu_memory_utilization", C.VLLM_DEFAULT_UTIL));
-  if (engine === "vllm" && (util === null || util < 0.05 || util > 1)) errors.push("gpu_memory_utilization must be a fraction from 0.05 to 1.");
+  const [uLo, uHi] = F.input_bounds.gpu_memory_utilization;
+  if (engine === "vllm" && (util === null || util < uLo || util > uHi)) errors.push(`gpu_memory_utilization must be a fraction from ${uLo} to ${uHi}.`);
   s.gpu_memory_utilization = util;
   if (s.vendor === "apple") {
     if (engine === "vllm") errors.push("vLLM does not run on Apple GPUs; pick llama.cpp or Ollama.");
@@ -112,12 +106,13 @@ export function checkInputs(arch, sc) {
     errors.push(`vLLM needs the ${arch.attention_heads} attention heads to divide evenly over ${s.gpus} GPUs.`);
   }
   const batched = sc.max_num_batched_tokens;
-  if (batched !== undefined && batched !== null && !((whole(batched) || 0) >= 1 && whole(batched) <= 1048576)) {
-    errors.push("max_num_batched_tokens must be a whole number from 1 to 1,048,576.");
+  const [bLo, bHi] = F.input_bounds.max_num_batched_tokens;
+  if (batched !== undefined && batched !== null && !((whole(batched) || 0) >= bLo && whole(batched) <= bHi)) {
+    errors.push(`max_num_batched_tokens must be a whole number from ${fmt(bLo)} to ${fmt(bHi)}.`);
   }
   s.llamacpp_pad = sc.llamacpp_pad || C.LLAMACPP_PAD;
   if (s.llamacpp_pad !== C.LLAMACPP_PAD && s.llamacpp_pad !== C.LLAMACPP_PAD_LEGACY) {
-    errors.push("llamacpp_pad is 256 (current builds) or 32 (older builds without flash attention).");
+    errors.push(`llamacpp_pad is ${C.LLAMACPP_PAD} (current builds) or ${C.LLAMACPP_PAD_LEGACY} (older builds without flash attention).`);
   }
   if (errors.length) return [s, errors, warnings];
   let share = number(sc.unified_share);
@@ -306,7 +301,7 @@ export function evaluate(arch, scenario) {
     out.max_seqs = out.starts ? Math.floor(out.max_concurrency) : 0;
   } else {
     out.max_context = Math.max(0, largest(1, limit, (c) => fitsWith(c, s.seqs)));
-    out.max_seqs = Math.max(0, largest(1, 4096, (k) => fitsWith(s.context, k)));
+    out.max_seqs = Math.max(0, largest(1, C.MAX_SEQS, (k) => fitsWith(s.context, k)));
   }
   out.verdict = verdict(out, s);
   out.error_ids = predictedErrors(out, s);
@@ -323,17 +318,48 @@ export function verdict(out, s) {
 
 export function predictedErrors(out, s) {
   if (out.verdict === "fits") return [];
-  const oom = { amd: "rocm-hip-out-of-memory", apple: "metal-out-of-memory" }[s.vendor] || "cuda-oom-loading-model";
+  const E = F.error_ids;
+  const oom = E[`oom_${s.vendor}`] || E.oom_nvidia;
   const ids = [];
   if (s.engine === "vllm") {
     if (out.available_bytes < out.weights_bytes + out.overhead_bytes) ids.push(oom);
-    if (out.kv_pool_bytes <= 0) ids.push("vllm-no-available-kv-cache-blocks");
-    else if (!out.starts) ids.push("vllm-max-seq-len-exceeds-kv-cache");
-    if (out.starts && !out.fits_all) ids.push("vllm-max-seq-len-exceeds-kv-cache");
+    if (out.kv_pool_bytes <= 0) ids.push(E.vllm_no_blocks);
+    else if (!out.starts) ids.push(E.vllm_max_seq_len);
+    if (out.starts && !out.fits_all) ids.push(E.vllm_max_seq_len);
     return ids;
   }
-  if (s.engine === "llamacpp") ids.push(s.vendor === "nvidia" ? "llamacpp-cuda-malloc-failed" : oom);
-  else ids.push("ollama-requires-more-system-memory", oom);
-  if (out.kv_cache_bytes > out.weights_bytes && s.vendor === "nvidia") ids.push("cuda-oom-long-context");
+  if (s.engine === "llamacpp") ids.push(s.vendor === "nvidia" ? E.llamacpp_malloc : oom);
+  else ids.push(E.ollama_memory, oom);
+  if (out.kv_cache_bytes > out.weights_bytes && s.vendor === "nvidia") ids.push(E.long_context);
   return ids;
+}
+
+/** Plan and verdict without the searches for the limits (what the fit tables of the pages need). */
+export function assess(arch, scenario) {
+  const [s, errors, warnings] = checkInputs(arch, scenario);
+  if (errors.length) return { ok: false, errors, warnings };
+  const out = plan(arch, s);
+  Object.assign(out, { ok: true, errors: [], warnings });
+  out.verdict = verdict(out, s);
+  return out;
+}
+
+/** KV bytes one GPU holds for `seqs` sequences of `context` tokens, as the engine sizes them. */
+export function kvCacheFor(arch, engine, kv, context, seqs = 1) {
+  if (engine === "llamacpp") return llamacppKv(arch, context, seqs, kv);
+  if (engine === "ollama") return ollamaKv(arch, context, seqs, kv);
+  const groupSize = vllmGroups(arch)[0];
+  return groupSize * vllmPage(arch, kv, 1) * vllmBlocksPerRequest(arch, context, C.VLLM_BATCHED_SMALL) * seqs;
+}
+
+/** What one more token of context costs once sliding windows are full. */
+export function kvCachePerToken(arch, engine, kv) {
+  const n = C.PER_TOKEN_PROBE;
+  return (kvCacheFor(arch, engine, kv, 2 * n) - kvCacheFor(arch, engine, kv, n)) / n;
+}
+
+/** The scenario for a GPU of calculator.json; errorkb.calculator.hardware.scenario is its twin. */
+export function scenario(gpuId, gpu, engine, context, quant = null, kv = "auto", seqs = 1, gpus = 1, utilization = C.VLLM_DEFAULT_UTIL) {
+  return { engine, quant, kv_dtype: kv, context, seqs, gpus, vram_bytes: gpu.memory_mib * C.MIB, vendor: gpu.vendor,
+    gpu_id: gpuId, unified_share: gpu.gpu_share_default, gpu_memory_utilization: utilization };
 }

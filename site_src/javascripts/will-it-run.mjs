@@ -13,7 +13,9 @@ export const DEFAULTS = Object.freeze({
 const PARAMS = { model: "m", engine: "e", quant: "q", kv: "kv", context: "ctx", seqs: "seqs", gpu: "g", vram: "vram",
   vendor: "vendor", gpus: "n", util: "u" };
 const NUMERIC = new Set(["context", "seqs", "vram", "gpus", "util"]);
-const CHOICES = { engine: vram.ENGINES, kv: ["auto", "f16", "bf16", "fp8", "q8_0", "q4_0"], vendor: ["nvidia", "amd", "apple"] };
+// The choices a URL may hold, from the facts (vram.configure must have run).
+const choices = () => ({ engine: vram.ENGINES, kv: ["auto", ...new Set(Object.values(vram.KV_BY_ENGINE).flat())],
+  vendor: vram.F.vendors });
 const SLUG = /^[A-Za-z0-9._-]{0,80}$/;
 
 const num = (text) => (text === null || text.trim() === "" ? NaN : Number(text));
@@ -25,7 +27,7 @@ export function readState(params) {
     const raw = params.get(name);
     if (raw === null) continue;
     if (NUMERIC.has(key)) state[key] = num(raw);
-    else if (CHOICES[key]) state[key] = CHOICES[key].includes(raw) ? raw : DEFAULTS[key];
+    else if (choices()[key]) state[key] = choices()[key].includes(raw) ? raw : DEFAULTS[key];
     else state[key] = SLUG.test(raw) ? raw : DEFAULTS[key];
   }
   if (state.model === "custom") {
@@ -73,10 +75,12 @@ export function resolve(state, data) {
     arch = m.arch; title = m.title; hfRepo = m.hf_repo; name = id;
   }
   const gpu = state.gpu ? data.gpus[state.gpu] : null;
-  const scenario = { engine: state.engine, quant: state.quant || null, kv_dtype: state.kv, context: state.context,
-    seqs: state.seqs, gpus: state.gpus, gpu_memory_utilization: state.util, gpu_id: gpu ? state.gpu : null,
-    vram_bytes: gpu ? gpu.memory_mib * vram.MIB : state.vram * vram.GIB, vendor: gpu ? gpu.vendor : state.vendor,
-    unified_share: gpu ? gpu.gpu_share_default : null, native_dtype: arch.native_dtype };
+  const scenario = gpu
+    ? vram.scenario(state.gpu, gpu, state.engine, state.context, state.quant || null, state.kv, state.seqs, state.gpus, state.util)
+    : { engine: state.engine, quant: state.quant || null, kv_dtype: state.kv, context: state.context, seqs: state.seqs,
+      gpus: state.gpus, gpu_memory_utilization: state.util, gpu_id: null, vram_bytes: state.vram * vram.GIB,
+      vendor: state.vendor, unified_share: null };
+  scenario.native_dtype = arch.native_dtype;
   const where = gpu ? gpu.title : `${state.vram} GiB`;
   return { arch, scenario, title, hfRepo, name, label: state.gpus > 1 ? `${state.gpus} x ${where}` : where };
 }
@@ -133,12 +137,12 @@ export function stepsFor(arch, s, out) {
   if (s.engine === "vllm") {
     steps.push(`vLLM may use ${s.gpu_memory_utilization} of each GPU: ${gib(out.available_bytes / s.gpus)} per GPU.`);
     steps.push(`Left for the KV pool after weights, the profiled activation peak and non-torch memory: ${gib(out.kv_pool_bytes)} per GPU,`
-      + ` in blocks of 16 tokens of ${perLayer} (${s.kv_dtype}) per layer: ${fmt(out.kv_pool_tokens)} tokens.`);
+      + ` in blocks of ${vram.C.VLLM_BLOCK} tokens of ${perLayer} (${s.kv_dtype}) per layer: ${fmt(out.kv_pool_tokens)} tokens.`);
     steps.push(`One request of ${fmt(s.context)} tokens needs ${gib(out.kv_one_request_bytes)} per GPU`
       + (sliding ? ` (${sliding} sliding-window layers keep only ${fmt(arch.sliding_window)} tokens + one batch)` : "")
       + `; the pool holds ${out.max_concurrency.toFixed(2)} of them at once.`);
   } else {
-    const cells = s.engine === "llamacpp" ? `${fmt(vram.pad(s.context, 256))} cells per sequence (padded to 256)` : `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`;
+    const cells = s.engine === "llamacpp" ? `${fmt(vram.pad(s.context, s.llamacpp_pad))} cells per sequence (padded to ${s.llamacpp_pad})` : `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`;
     steps.push(`KV cache: ${full} layers x ${cells} x ${perLayer} in ${s.kv_dtype}`
       + (sliding ? `, plus ${sliding} sliding-window layers that keep about ${fmt(arch.sliding_window)} tokens` : "")
       + ` x ${s.seqs} sequence(s) = ${gib(out.kv_cache_bytes)}.`);
@@ -175,7 +179,7 @@ export function mount() {
   if (!root || root.dataset.mounted) return;
   root.dataset.mounted = "1";
   const $ = (id) => document.getElementById(`wir-${id}`);
-  loadData(root).then((data) => start(root, $, data)).catch(() => {
+  loadData(root).then((data) => { vram.configure(data.facts); start(root, $, data); }).catch(() => {
     $("verdict").textContent = "The calculator data could not be loaded; reload the page to try again.";
   });
 }

@@ -13,11 +13,11 @@ import json
 import sys
 from pathlib import Path
 
-from errorkb.calculator import vram
-from errorkb.calculator.hardware import arch_of, family_of, scenario
 from errorkb.build.loader import load
-
-SITE = "https://errorkb.org/"
+from errorkb.build.pages import page_url
+from errorkb.calculator import vram
+from errorkb.calculator.hardware import arch_of, family_of, gpu_of, scenario
+from errorkb.cli.settings import read_settings
 
 
 def number_text(x: float) -> str:
@@ -65,7 +65,7 @@ def gib(n: float) -> str:
     return f"{n / vram.GIB:,.2f} GiB"
 
 
-def report(model_title: str, s: dict, out: dict) -> str:
+def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
     word = {"fits": "FITS", "tight": "TIGHT", "no": "DOES NOT FIT"}[out["verdict"]]
     lines = [f"{model_title} on {s['label']} with {vram.ENGINE_NAMES[s['engine']]}: {word}", ""]
     rows = [("weights", out["weights_bytes"], s["quant"]),
@@ -86,7 +86,7 @@ def report(model_title: str, s: dict, out: dict) -> str:
         lines.append(f"Note: {warning}")
     lines += ["", "Command:", command_for(s["name"], s["hf_repo"], s, out)]
     if out["error_ids"]:
-        lines += ["", "What you would see:"] + [f"  {SITE}errors/{eid}/" for eid in out["error_ids"]]
+        lines += ["", "What you would see:"] + [f"  {site_url}{page_url('errors', eid)}" for eid in out["error_ids"]]
     return "\n".join(lines)
 
 
@@ -102,7 +102,7 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
         if gpu is None:
             print(f"no GPU entry '{args.gpu}' (known: {', '.join(sorted(gpus)) or 'none'})", file=sys.stderr)
             return 2
-        sc = scenario(args.gpu, gpu, args.engine, args.context, args.quant, args.kv_dtype or "auto",
+        sc = scenario(args.gpu, gpu_of(gpu), args.engine, args.context, args.quant, args.kv_dtype or "auto",
                       args.seqs, args.gpus, args.gpu_memory_utilization)
         label = f"{args.gpus} x {gpu.title}" if args.gpus > 1 else gpu.title
     else:
@@ -123,7 +123,7 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
         print(json.dumps({**out, "model": args.model, "quant": s["quant"], "kv_dtype": s["kv_dtype"],
                           "family": family_of(model.hf_repo)}, indent=1, sort_keys=True))
     else:
-        print(report(model.title, s, out))
+        print(report(model.title, s, out, read_settings(root).site_url))
     return 0 if out["fits"] else 1
 
 

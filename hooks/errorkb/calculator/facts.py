@@ -1,0 +1,139 @@
+"""Calculator facts: every constant the memory arithmetic reads, in one place.
+
+Input: nothing (module constants). Output: the constants for the Python
+modules of this package, and ``export()``, the same facts as plain JSON that
+the build writes into api/v1/calculator.json for the browser's vram.mjs, and
+that the Methodology section of the calculator page is rendered from. Each
+constant says where it comes from; the ones marked *estimate* are ours.
+"""
+
+from __future__ import annotations
+
+GIB = 1024**3
+MIB = 1024**2
+ENGINES = ("vllm", "llamacpp", "ollama")
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}
+VENDORS = ("nvidia", "amd", "apple")
+
+# Bytes per element of a KV cache type as (bytes, values per block). GGUF block
+# types carry their scale: q8_0 is one f16 scale + 32 int8 = 34 bytes per 32
+# values, q4_0 one f16 scale + 32 nibbles = 18 bytes (ggml/src/ggml.c type_traits).
+KV_TYPES = {"f32": (4, 1), "f16": (2, 1), "bf16": (2, 1), "fp8": (1, 1), "q8_0": (34, 32), "q4_0": (18, 32)}
+KV_BY_ENGINE = {"vllm": ("f16", "bf16", "fp8"), "llamacpp": ("f16", "bf16", "q8_0", "q4_0"),
+                "ollama": ("f16", "q8_0", "q4_0")}
+# Ollama's estimate rounds quantised caches to 1 and 0.5 bytes (fs/ggml/ggml.go kvCacheBytesPerElement).
+OLLAMA_KV_BPE = {"f16": 2, "q8_0": 1, "q4_0": 0.5}
+
+# Weight formats: bits per weight of the body and of the embedding/output
+# matrices. GGUF figures are the measured file averages of Llama-3.1-8B in
+# llama.cpp tools/quantize/README.md (K-quant mixes keep some tensors at Q6_K).
+# vLLM formats keep embeddings and lm_head in 16 bit; AWQ/GPTQ int4 with group
+# 128 add one f16 scale and one 4-bit zero per group: 4 + 16/128 + 4/128 bits.
+# MXFP4 is 32 four-bit values + one E8M0 scale byte: 4.25 bits.
+QUANTS = {
+    "bf16": {"engines": ("vllm",), "bpw": 16, "embed_bpw": 16},
+    "f16": {"engines": ("vllm",), "bpw": 16, "embed_bpw": 16},
+    "fp8": {"engines": ("vllm",), "bpw": 8, "embed_bpw": 16},
+    "awq-int4": {"engines": ("vllm",), "bpw": 4.15625, "embed_bpw": 16},
+    "gptq-int4": {"engines": ("vllm",), "bpw": 4.15625, "embed_bpw": 16},
+    "mxfp4": {"engines": ("vllm",), "bpw": 4.25, "embed_bpw": 16},
+    **{name: {"engines": ("llamacpp", "ollama"), "bpw": bpw, "embed_bpw": bpw} for name, bpw in (
+        ("F16", 16.0005), ("Q8_0", 8.5008), ("Q6_K", 6.5633), ("Q5_K_M", 5.7036), ("Q5_K_S", 5.5704),
+        ("Q4_K_M", 4.8944), ("Q4_K_S", 4.6672), ("IQ4_XS", 4.4597), ("Q3_K_L", 4.2979), ("Q3_K_S", 3.6429),
+        ("IQ3_M", 3.7628), ("Q2_K", 3.1593), ("MXFP4", 4.25))},
+}
+# The weight format an engine uses when none is chosen: vLLM loads the
+# checkpoint as published (by its native dtype), the GGUF engines the usual download.
+NATIVE_TO_VLLM = {"bf16": "bf16", "f16": "f16", "fp8": "fp8", "mxfp4": "mxfp4", "f32": "bf16"}
+DEFAULT_GGUF_QUANT = "Q4_K_M"
+# KV cache type "auto": vLLM follows the model dtype, the GGUF engines use f16.
+VLLM_AUTO_KV_BF16 = ("bf16", "fp8", "mxfp4")
+
+VLLM_BLOCK = 16                  # tokens per KV block (CacheConfig block_size default on CUDA)
+VLLM_DEFAULT_UTIL = 0.9          # --gpu-memory-utilization default
+# `vllm serve` defaults (EngineArgs.get_batch_defaults): 8192 batched tokens and
+# 1024 sequences on cards of 70 GiB or more except A100, else 2048 and 256.
+VLLM_LARGE_CARD = 70 * GIB
+VLLM_BATCHED_LARGE, VLLM_SEQS_LARGE = 8192, 1024
+VLLM_BATCHED_SMALL, VLLM_SEQS_SMALL = 2048, 256
+# Estimates, not vLLM constants. The profiled activation peak is the larger of
+# two moments: the MLP of a forward pass over the batched tokens, where three
+# intermediate-sized and three hidden-sized bf16 tensors are alive (with the
+# Llama shape, intermediate = 3.5 x hidden: (3 x 3.5 + 3) x 2 = 27 bytes per
+# token per hidden unit, split by TP), and the sampler warm-up, which holds a
+# few f32 copies of the logits of min(max_num_seqs, batched) requests.
+# Non-torch memory: cuBLAS workspaces, NCCL buffers with TP > 1.
+VLLM_ACT_PER_TOKEN_HIDDEN = 27
+VLLM_SAMPLER_COPIES = 3
+VLLM_NON_TORCH = 256 * MIB
+VLLM_NON_TORCH_TP = 768 * MIB
+
+LLAMACPP_PAD = 256               # KV cells are padded to 256 (llama-context / llama-kv-cache-iswa)
+LLAMACPP_PAD_LEGACY = 32         # builds before the 2025 KV-cache rewrite padded to 32 without flash attention
+LLAMACPP_UBATCH = 512            # -ub default; the SWA cache is n_swa + n_ubatch cells per sequence
+RUNTIME_CONTEXT = 256 * MIB      # estimate: CUDA/HIP context the driver counts but no engine log shows
+OLLAMA_BATCH = 512               # num_batch default
+OLLAMA_GPT_OSS_WINDOW = 4096     # window Ollama's estimate uses for gpt-oss sliding layers
+OLLAMA_RESERVE = 457 * MIB       # discover/gpu.go cudaMinimumMemory / rocmMinimumMemory
+APPLE_SHARE_FALLBACK = 0.67      # estimate when a Mac entry has no gpu_share_default
+TIGHT_MARGIN = 0.05              # under 5% left counts as tight
+MAX_CONTEXT = 16_777_216
+MAX_SEQS = 4096                  # the largest concurrency the limit search tries
+MAX_GPUS = 64
+# The step the largest-context search uses to show what one more token costs
+# once sliding windows are full (they stop growing).
+PER_TOKEN_PROBE = 1 << 16
+
+# Bounds on a model's architecture fields: the model entries' schema and the
+# calculator's input checks both read these.
+ARCH_BOUNDS = {"layers": (1, 512), "hidden_size": (64, 131072), "attention_heads": (1, 1024), "kv_heads": (1, 1024),
+               "head_dim": (8, 1024), "vocab_size": (256, 4_000_000), "native_context": (512, MAX_CONTEXT),
+               "params_total": (1_000_000, 10**13)}
+INPUT_BOUNDS = {"vram_bytes": (256 * MIB, 2048 * GIB), "gpu_memory_utilization": (0.05, 1.0),
+                "max_num_batched_tokens": (1, 1_048_576)}
+
+# The KB entries a predicted failure links to, by the failure.
+ERROR_IDS = {
+    "oom_nvidia": "cuda-oom-loading-model",
+    "oom_amd": "rocm-hip-out-of-memory",
+    "oom_apple": "metal-out-of-memory",
+    "long_context": "cuda-oom-long-context",
+    "vllm_no_blocks": "vllm-no-available-kv-cache-blocks",
+    "vllm_max_seq_len": "vllm-max-seq-len-exceeds-kv-cache",
+    "llamacpp_malloc": "llamacpp-cuda-malloc-failed",
+    "ollama_memory": "ollama-requires-more-system-memory",
+}
+
+# Constants the browser reads by name (everything numeric above).
+NUMBERS = ("VLLM_BLOCK", "VLLM_DEFAULT_UTIL", "VLLM_LARGE_CARD", "VLLM_BATCHED_LARGE", "VLLM_SEQS_LARGE",
+           "VLLM_BATCHED_SMALL", "VLLM_SEQS_SMALL", "VLLM_ACT_PER_TOKEN_HIDDEN", "VLLM_SAMPLER_COPIES",
+           "VLLM_NON_TORCH", "VLLM_NON_TORCH_TP", "LLAMACPP_PAD", "LLAMACPP_PAD_LEGACY", "LLAMACPP_UBATCH",
+           "RUNTIME_CONTEXT", "OLLAMA_BATCH", "OLLAMA_GPT_OSS_WINDOW", "OLLAMA_RESERVE", "APPLE_SHARE_FALLBACK",
+           "TIGHT_MARGIN", "MAX_CONTEXT", "MAX_SEQS", "MAX_GPUS", "PER_TOKEN_PROBE", "GIB", "MIB")
+
+
+def export() -> dict:
+    """The facts as JSON-ready data: what vram.mjs needs besides its own arithmetic."""
+    g = globals()
+    return {
+        "engines": list(ENGINES),
+        "engine_names": dict(ENGINE_NAMES),
+        "vendors": list(VENDORS),
+        "kv_types": {k: list(v) for k, v in KV_TYPES.items()},
+        "kv_by_engine": {k: list(v) for k, v in KV_BY_ENGINE.items()},
+        "ollama_kv_bpe": dict(OLLAMA_KV_BPE),
+        "quants": {k: {**q, "engines": list(q["engines"])} for k, q in QUANTS.items()},
+        "native_to_vllm": dict(NATIVE_TO_VLLM),
+        "default_gguf_quant": DEFAULT_GGUF_QUANT,
+        "vllm_auto_kv_bf16": list(VLLM_AUTO_KV_BF16),
+        "arch_bounds": {k: list(v) for k, v in ARCH_BOUNDS.items()},
+        "input_bounds": {k: list(v) for k, v in INPUT_BOUNDS.items()},
+        "error_ids": dict(ERROR_IDS),
+        "numbers": {name: g[name] for name in NUMBERS},
+    }
+
+
+if __name__ == "__main__":  # python -m errorkb.calculator.facts > tests/calculator_facts.json
+    import json
+
+    print(json.dumps(export(), indent=1, sort_keys=True))
