@@ -130,11 +130,30 @@ export function checkInputs(arch, sc) {
 
 export const embeddingParams = (arch) => arch.vocab_size * arch.hidden_size;
 
-export function weightsBytes(arch, quant) {
-  const q = QUANTS[quant];
+/** Parameters by tensor class (errorkb.calculator.weights.tensor_classes). */
+export function tensorClasses(arch, quant) {
   const emb = Math.min(embeddingParams(arch) * (arch.tie_word_embeddings ? 1 : 2), arch.params_total);
-  const body = arch.params_total - emb;
-  return Math.floor((body * q.bpw) / 8) + Math.floor((emb * q.embed_bpw) / 8);
+  const classes = { embeddings: emb, attention: 0, router: 0 };
+  if ("attn_bpw" in QUANTS[quant] && !arch.mla) {
+    classes.attention = arch.layers * arch.hidden_size * arch.head_dim * 2 * (arch.attention_heads + arch.kv_heads);
+    classes.router = arch.layers * arch.hidden_size * (arch.experts || 0);
+  }
+  classes.body = Math.max(0, arch.params_total - classes.embeddings - classes.attention - classes.router);
+  return classes;
+}
+
+export function weightsBytes(arch, quant, bodyScale = 1) {
+  const q = QUANTS[quant];
+  const c = tensorClasses(arch, quant);
+  const wide = c.attention + c.router;
+  return Math.floor((c.body * bodyScale * q.bpw) / 8) + Math.floor((c.embeddings * q.embed_bpw) / 8)
+    + Math.floor((wide * (q.attn_bpw ?? q.bpw)) / 8);
+}
+
+export function vllmWeights(arch, quant) {
+  let scale = 1;
+  if (quant === "mxfp4" && arch.experts) scale = pad(arch.hidden_size, C.VLLM_MXFP4_HIDDEN_ALIGN) / arch.hidden_size;
+  return weightsBytes(arch, quant, scale);
 }
 
 export function ggufGpuWeights(arch, quant) {
@@ -145,14 +164,14 @@ export function ggufGpuWeights(arch, quant) {
 
 // ----------------------------------------------------------- the engines
 
-export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD) {
+export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD, mlaV = false) {
   const cells = pad(context, cellPad);
   const swaCells = Math.min(cells, pad((arch.sliding_window || 0) + C.LLAMACPP_UBATCH, cellPad));
   let total = 0;
   for (const kind of layerKinds(arch)) {
     let perCell;
     if (kind === "mla") {
-      perCell = rowBytes(kv, arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) + rowBytes(kv, arch.mla.kv_lora_rank);
+      perCell = rowBytes(kv, arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) + (mlaV ? rowBytes(kv, arch.mla.kv_lora_rank) : 0);
     } else {
       perCell = 2 * rowBytes(kv, arch.kv_heads * arch.head_dim);
     }
@@ -212,11 +231,12 @@ export function vllmBatched(vramBytes, gpuId) {
   return [C.VLLM_BATCHED_SMALL, C.VLLM_SEQS_SMALL];
 }
 
-export function vllmOverhead(arch, batched, maxSeqs, tp) {
+export function vllmOverhead(arch, batched, maxSeqs, tp, v0 = false) {
   const samplerReqs = Math.min(maxSeqs, batched);
+  const copies = v0 ? C.VLLM_SAMPLER_COPIES_V0 : C.VLLM_SAMPLER_COPIES;
   return {
     "activation peak": Math.max(Math.floor((batched * arch.hidden_size * C.VLLM_ACT_PER_TOKEN_HIDDEN) / tp),
-      samplerReqs * arch.vocab_size * 4 * C.VLLM_SAMPLER_COPIES),
+      samplerReqs * arch.vocab_size * 4 * copies),
     "non-torch memory": C.VLLM_NON_TORCH + (tp > 1 ? C.VLLM_NON_TORCH_TP : 0),
   };
 }
@@ -231,8 +251,9 @@ export function plan(arch, s) {
     usable = Math.floor(s.vram_bytes * s.gpu_memory_utilization);
     let [batched, maxSeqs] = vllmBatched(s.vram_bytes, s.gpu_id);
     batched = s.max_num_batched_tokens || batched;
-    parts = vllmOverhead(arch, batched, maxSeqs, n);
-    weights = cdiv(weightsBytes(arch, s.quant), n);
+    maxSeqs = s.max_num_seqs || maxSeqs;
+    parts = vllmOverhead(arch, batched, maxSeqs, n, Boolean(s.vllm_v0));
+    weights = cdiv(vllmWeights(arch, s.quant), n);
     const pool = usable - weights - sum(parts);
     const page = vllmPage(arch, s.kv_dtype, n);
     const [groupSize, gFull, gSlide] = vllmGroups(arch);
@@ -249,7 +270,7 @@ export function plan(arch, s) {
     parts = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * n]));
   } else if (engine === "llamacpp") {
     weights = ggufGpuWeights(arch, s.quant);
-    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad);
+    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v));
     parts = { "compute buffer": llamacppCompute(arch) * n };
     if (s.vendor !== "apple") parts["runtime context"] = C.RUNTIME_CONTEXT * n;
     usable = s.usable_bytes;

@@ -36,7 +36,8 @@ QUANTS = {
     "fp8": {"engines": ("vllm",), "bpw": 8, "embed_bpw": 16},
     "awq-int4": {"engines": ("vllm",), "bpw": 4.15625, "embed_bpw": 16},
     "gptq-int4": {"engines": ("vllm",), "bpw": 4.15625, "embed_bpw": 16},
-    "mxfp4": {"engines": ("vllm",), "bpw": 4.25, "embed_bpw": 16},
+    # gpt-oss and other MXFP4 checkpoints quantise only the experts: attention, router and embeddings stay bf16
+    "mxfp4": {"engines": ("vllm",), "bpw": 4.25, "embed_bpw": 16, "attn_bpw": 16},
     **{name: {"engines": ("llamacpp", "ollama"), "bpw": bpw, "embed_bpw": bpw} for name, bpw in (
         ("F16", 16.0005), ("Q8_0", 8.5008), ("Q6_K", 6.5633), ("Q5_K_M", 5.7036), ("Q5_K_S", 5.5704),
         ("Q4_K_M", 4.8944), ("Q4_K_S", 4.6672), ("IQ4_XS", 4.4597), ("Q3_K_L", 4.2979), ("Q3_K_S", 3.6429),
@@ -49,6 +50,15 @@ DEFAULT_GGUF_QUANT = "Q4_K_M"
 # KV cache type "auto": vLLM follows the model dtype, the GGUF engines use f16.
 VLLM_AUTO_KV_BF16 = ("bf16", "fp8", "mxfp4")
 
+# vLLM's MXFP4 MoE kernels allocate the expert matrices with the hidden size
+# rounded up to a multiple of 256 (create_weights of the MXFP4 MoE method;
+# gpt-oss: 2880 -> 3072), so they load larger than the checkpoint.
+VLLM_MXFP4_HIDDEN_ALIGN = 256
+# llama.cpp stores only K for MLA models (DeepSeek, GLM-4.7-Flash): the V cache
+# is a view of the latent K since PR #19067 "kv-cache : support V-less cache",
+# merged 2026-01-24. Builds before it also stored a kv_lora_rank-wide V.
+LLAMACPP_V_LESS_MLA_SINCE = "2026-01-24"
+
 VLLM_BLOCK = 16                  # tokens per KV block (CacheConfig block_size default on CUDA)
 VLLM_DEFAULT_UTIL = 0.9          # --gpu-memory-utilization default
 # `vllm serve` defaults (EngineArgs.get_batch_defaults): 8192 batched tokens and
@@ -60,11 +70,16 @@ VLLM_BATCHED_SMALL, VLLM_SEQS_SMALL = 2048, 256
 # two moments: the MLP of a forward pass over the batched tokens, where three
 # intermediate-sized and three hidden-sized bf16 tensors are alive (with the
 # Llama shape, intermediate = 3.5 x hidden: (3 x 3.5 + 3) x 2 = 27 bytes per
-# token per hidden unit, split by TP), and the sampler warm-up, which holds a
-# few f32 copies of the logits of min(max_num_seqs, batched) requests.
-# Non-torch memory: cuBLAS workspaces, NCCL buffers with TP > 1.
+# token per hidden unit, split by TP), and the sampler warm-up over
+# min(max_num_seqs, batched) dummy requests, which holds f32 logits and what
+# top-k/top-p sorting and log-probabilities derive from them (sorted values,
+# int64 indices, probabilities): SAMPLER_COPIES f32 copies of the logits.
+# V1 engine (vLLM 0.8 onwards): 12, fitted on the training log
+# vllm--gpt-oss-120b-h100-gmu095 (12.0); the V0 engine: 3, fitted on the two
+# RTX 3090 logs. Non-torch memory: cuBLAS workspaces, NCCL buffers with TP > 1.
 VLLM_ACT_PER_TOKEN_HIDDEN = 27
-VLLM_SAMPLER_COPIES = 3
+VLLM_SAMPLER_COPIES = 12
+VLLM_SAMPLER_COPIES_V0 = 3
 VLLM_NON_TORCH = 256 * MIB
 VLLM_NON_TORCH_TP = 768 * MIB
 
@@ -106,10 +121,10 @@ ERROR_IDS = {
 
 # Constants the browser reads by name (everything numeric above).
 NUMBERS = ("VLLM_BLOCK", "VLLM_DEFAULT_UTIL", "VLLM_LARGE_CARD", "VLLM_BATCHED_LARGE", "VLLM_SEQS_LARGE",
-           "VLLM_BATCHED_SMALL", "VLLM_SEQS_SMALL", "VLLM_ACT_PER_TOKEN_HIDDEN", "VLLM_SAMPLER_COPIES",
+           "VLLM_BATCHED_SMALL", "VLLM_SEQS_SMALL", "VLLM_ACT_PER_TOKEN_HIDDEN", "VLLM_SAMPLER_COPIES", "VLLM_SAMPLER_COPIES_V0",
            "VLLM_NON_TORCH", "VLLM_NON_TORCH_TP", "LLAMACPP_PAD", "LLAMACPP_PAD_LEGACY", "LLAMACPP_UBATCH",
            "RUNTIME_CONTEXT", "OLLAMA_BATCH", "OLLAMA_GPT_OSS_WINDOW", "OLLAMA_RESERVE", "APPLE_SHARE_FALLBACK",
-           "TIGHT_MARGIN", "MAX_CONTEXT", "MAX_SEQS", "MAX_GPUS", "PER_TOKEN_PROBE", "GIB", "MIB")
+           "TIGHT_MARGIN", "VLLM_MXFP4_HIDDEN_ALIGN", "MAX_CONTEXT", "MAX_SEQS", "MAX_GPUS", "PER_TOKEN_PROBE", "GIB", "MIB")
 
 
 def export() -> dict:

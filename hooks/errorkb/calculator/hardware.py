@@ -36,6 +36,7 @@ def arch_of(model) -> dict:
         "vocab_size", "native_context", "native_dtype", "sliding_window", "layer_pattern", "mla",
         "tie_word_embeddings"})
     data["family"] = family_of(model.hf_repo)
+    data["experts"] = model.experts.total if model.experts else None
     return data
 
 

@@ -20,7 +20,7 @@ from errorkb.calculator.llamacpp import llamacpp_compute, llamacpp_kv
 from errorkb.calculator.ollama import ollama_graph, ollama_kv
 from errorkb.calculator.vllm import vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead, vllm_page
 from errorkb.calculator.layers import cdiv
-from errorkb.calculator.weights import gguf_gpu_weights, weights_bytes
+from errorkb.calculator.weights import gguf_gpu_weights, vllm_weights
 
 
 def _plan_vllm(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
@@ -28,8 +28,9 @@ def _plan_vllm(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
     usable = math.floor(s["vram_bytes"] * s["gpu_memory_utilization"])
     batched, max_seqs = vllm_batched(s["vram_bytes"], s.get("gpu_id"))
     batched = s.get("max_num_batched_tokens") or batched
-    parts = vllm_overhead(arch, batched, max_seqs, n)
-    weights = cdiv(weights_bytes(arch, s["quant"]), n)
+    max_seqs = s.get("max_num_seqs") or max_seqs
+    parts = vllm_overhead(arch, batched, max_seqs, n, bool(s.get("vllm_v0")))
+    weights = cdiv(vllm_weights(arch, s["quant"]), n)
     pool = usable - weights - sum(parts.values())
     page = vllm_page(arch, s["kv_dtype"], n)
     group_size, g_full, g_slide = vllm_groups(arch)
@@ -54,7 +55,7 @@ def plan(arch: dict, s: dict) -> dict:
         weights, kv, parts, usable = _plan_vllm(arch, s, out)
     elif engine == "llamacpp":
         weights = gguf_gpu_weights(arch, s["quant"])
-        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"])
+        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"], s.get("llamacpp_mla_v", False))
         parts = {"compute buffer": llamacpp_compute(arch) * n}
         if s["vendor"] != "apple":
             parts["runtime context"] = RUNTIME_CONTEXT * n

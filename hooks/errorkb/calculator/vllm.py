@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from errorkb.calculator.facts import (KV_TYPES, VLLM_ACT_PER_TOKEN_HIDDEN, VLLM_BATCHED_LARGE, VLLM_BATCHED_SMALL,
                                       VLLM_BLOCK, VLLM_LARGE_CARD, VLLM_NON_TORCH, VLLM_NON_TORCH_TP,
-                                      VLLM_SAMPLER_COPIES, VLLM_SEQS_LARGE, VLLM_SEQS_SMALL)
+                                      VLLM_SAMPLER_COPIES, VLLM_SAMPLER_COPIES_V0, VLLM_SEQS_LARGE, VLLM_SEQS_SMALL)
 from errorkb.calculator.layers import cdiv, layer_kinds
 
 
@@ -48,10 +48,12 @@ def vllm_batched(vram_bytes: int, gpu_id: str | None) -> tuple[int, int]:
     return VLLM_BATCHED_SMALL, VLLM_SEQS_SMALL
 
 
-def vllm_overhead(arch: dict, batched: int, max_seqs: int, tp: int) -> dict:
+def vllm_overhead(arch: dict, batched: int, max_seqs: int, tp: int, v0: bool = False) -> dict:
+    """Memory the profiling run sees besides the weights: a function of the batch limits and the model's shape."""
     sampler_reqs = min(max_seqs, batched)
+    copies = VLLM_SAMPLER_COPIES_V0 if v0 else VLLM_SAMPLER_COPIES
     return {
         "activation peak": max(batched * arch["hidden_size"] * VLLM_ACT_PER_TOKEN_HIDDEN // tp,
-                               sampler_reqs * arch["vocab_size"] * 4 * VLLM_SAMPLER_COPIES),
+                               sampler_reqs * arch["vocab_size"] * 4 * copies),
         "non-torch memory": VLLM_NON_TORCH + (VLLM_NON_TORCH_TP if tp > 1 else 0),
     }

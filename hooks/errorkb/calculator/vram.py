@@ -17,4 +17,4 @@ from errorkb.calculator.ollama import ollama_graph, ollama_kv  # noqa: F401
 from errorkb.calculator.verdict import assess, evaluate, kv_cache_for, kv_cache_per_token, plan, verdict  # noqa: F401
 from errorkb.calculator.vllm import (vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead,  # noqa: F401
                                      vllm_page)
-from errorkb.calculator.weights import embedding_params, gguf_gpu_weights, weights_bytes  # noqa: F401
+from errorkb.calculator.weights import embedding_params, gguf_gpu_weights, tensor_classes, vllm_weights, weights_bytes  # noqa: F401,E501
