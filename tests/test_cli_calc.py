@@ -37,6 +37,20 @@ def test_json_has_the_promised_fields(capsys):
     assert out["kv_pool_tokens"] % 16 == 0
 
 
+def test_sglang_json_and_command(capsys):
+    """SGLang's default fraction for the card is in the answer and in the command that starts it."""
+    code, out = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "sglang", "--context", "8192", "--gpu", "rtx-4090",
+                        "--kv-dtype", "fp8")
+    assert code == 0 and REQUIRED | {"kv_pool_bytes", "kv_pool_tokens", "mem_fraction_static"} <= out.keys()
+    expected = vram.sglang_mem_fraction(GPUS["rtx-4090"].memory_mib * vram.MIB, 1, False, True)
+    assert out["mem_fraction_static"] == expected
+    assert f"--mem-fraction-static {expected}" in out["command"] and "--kv-cache-dtype fp8_e5m2" in out["command"]
+    assert out["command"].startswith("python -m sglang.launch_server --model-path meta-llama/")
+    code, fixed = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "sglang", "--context", "8192", "--gpu", "rtx-4090",
+                          "--mem-fraction-static", "0.5")
+    assert code == 1 and fixed["mem_fraction_static"] == 0.5 and fixed["error_ids"] == ["sglang-kv-cache-out-of-memory"]
+
+
 def test_vram_gib_is_the_driver_total(capsys):
     _, by_gpu = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "llamacpp", "--context", "8192", "--gpu", "rtx-4090")
     _, by_size = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "llamacpp", "--context", "8192",
@@ -61,6 +75,8 @@ SCENARIOS = [
     ("gemma-3-27b", {"engine": "llamacpp", "context": 32768, "seqs": 2, "kv_dtype": "q8_0"}),
     ("llama-3.1-70b", {"engine": "llamacpp", "context": 8192, "quant": "Q4_K_M"}),
     ("qwen3-8b", {"engine": "ollama", "context": 16384, "seqs": 4, "kv_dtype": "q4_0"}),
+    ("llama-3.1-8b", {"engine": "sglang", "context": 8192, "seqs": 3, "kv_dtype": "fp8", "gpus": 2}),
+    ("llama-3.1-8b", {"engine": "sglang", "context": 131072, "quant": "awq-int4", "mem_fraction_static": 0.85}),
 ]
 
 

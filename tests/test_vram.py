@@ -50,7 +50,7 @@ def test_every_case_explains_its_numbers():
 
 
 ENGINE_DEFAULTS = {"vllm": ("bf16", ("fp8", "bf16")), "llamacpp": ("Q4_K_M", ("q4_0", "q8_0", "f16")),
-                   "ollama": ("Q4_K_M", ("q4_0", "q8_0", "f16"))}
+                   "ollama": ("Q4_K_M", ("q4_0", "q8_0", "f16")), "sglang": ("bf16", ("fp8", "bf16"))}
 CONTEXTS = [1, 100, 255, 256, 257, 1000, 4096, 5000, 8192, 16385, 32768, 65536, 131072]
 
 
@@ -92,7 +92,7 @@ def test_max_context_is_the_boundary(engine, vram_gib):
     out = vram.evaluate(arch, base)
     top = out["max_context"]
     if 0 < top < arch["native_context"]:
-        seqs = 1 if engine == "vllm" else 2  # vLLM's limit is one request of max_model_len
+        seqs = 1 if engine in ("vllm", "sglang") else 2  # their limit is one request of the maximum length
         at = vram.evaluate(arch, {**base, "context": top, "seqs": seqs})
         over = vram.evaluate(arch, {**base, "context": top + 1, "seqs": seqs})
         assert at["fits"] and not over["fits"]

@@ -56,8 +56,10 @@ export function checkArch(arch) {
 }
 
 /** The weight format the engine loads when the user picks none. */
+const safetensors = (engine) => F.safetensors_engines.includes(engine);
+
 export function defaultQuant(engine, nativeDtype) {
-  if (engine === "vllm") return NATIVE_TO_VLLM[nativeDtype || "bf16"] || "bf16";
+  if (safetensors(engine)) return NATIVE_TO_VLLM[nativeDtype || "bf16"] || "bf16";
   return F.default_gguf_quant;
 }
 
@@ -77,7 +79,7 @@ export function checkInputs(arch, sc) {
     errors.push(`${s.quant} is not a weight format for ${engine}; choose one of ${names}.`);
   }
   let kv = sc.kv_dtype || "auto";
-  if (kv === "auto") kv = engine === "vllm" && F.vllm_auto_kv_bf16.includes(native) ? "bf16" : "f16";
+  if (kv === "auto") kv = safetensors(engine) && F.vllm_auto_kv_bf16.includes(native) ? "bf16" : "f16";
   s.kv_dtype = kv;
   if (!KV_BY_ENGINE[engine].includes(kv)) errors.push(`${engine} has no ${kv} KV cache; it offers ${KV_BY_ENGINE[engine].join(", ")}.`);
   for (const [key, lo, hi, label] of [["context", 1, C.MAX_CONTEXT, "Context"], ["seqs", 1, C.MAX_SEQS, "Concurrent sequences"],
@@ -98,12 +100,18 @@ export function checkInputs(arch, sc) {
   const [uLo, uHi] = F.input_bounds.gpu_memory_utilization;
   if (engine === "vllm" && (util === null || util < uLo || util > uHi)) errors.push(`gpu_memory_utilization must be a fraction from ${uLo} to ${uHi}.`);
   s.gpu_memory_utilization = util;
+  const fraction = sc.mem_fraction_static;
+  const [fLo, fHi] = F.input_bounds.mem_fraction_static;
+  if (engine === "sglang" && fraction !== undefined && fraction !== null && !((number(fraction) || 0) >= fLo && number(fraction) <= fHi)) {
+    errors.push(`mem_fraction_static must be a fraction from ${fLo} to ${fHi}.`);
+  }
+  s.mem_fraction_static = fraction !== undefined && fraction !== null ? number(fraction) : null;
   if (s.vendor === "apple") {
-    if (engine === "vllm") errors.push("vLLM does not run on Apple GPUs; pick llama.cpp or Ollama.");
+    if (safetensors(engine)) errors.push(`${ENGINE_NAMES[engine]} does not run on Apple GPUs; pick llama.cpp or Ollama.`);
     if (s.gpus && s.gpus > 1) errors.push("A Mac has one GPU; set the count to 1.");
   }
-  if (engine === "vllm" && s.gpus && !errors.length && arch.attention_heads % s.gpus) {
-    errors.push(`vLLM needs the ${arch.attention_heads} attention heads to divide evenly over ${s.gpus} GPUs.`);
+  if (safetensors(engine) && s.gpus && !errors.length && arch.attention_heads % s.gpus) {
+    errors.push(`${ENGINE_NAMES[engine]} needs the ${arch.attention_heads} attention heads to divide evenly over ${s.gpus} GPUs.`);
   }
   const batched = sc.max_num_batched_tokens;
   const [bLo, bHi] = F.input_bounds.max_num_batched_tokens;
@@ -122,7 +130,7 @@ export function checkInputs(arch, sc) {
   } else {
     s.usable_bytes = s.vram_bytes * s.gpus;
   }
-  if (engine === "vllm" && s.gpus > arch.kv_heads) warnings.push("More GPUs than KV heads: vLLM copies each KV head to several GPUs.");
+  if (safetensors(engine) && s.gpus > arch.kv_heads) warnings.push(`More GPUs than KV heads: ${ENGINE_NAMES[engine]} copies each KV head to several GPUs.`);
   return [s, errors, warnings];
 }
 
@@ -241,6 +249,50 @@ export function vllmOverhead(arch, batched, maxSeqs, tp, v0 = false) {
   };
 }
 
+// SGLang (errorkb.calculator.sglang): the default --mem-fraction-static and the token pool.
+export function sglangTier(gpuMib, tp) {
+  for (const [bound, chunk, bsSmall, bsLarge] of F.sglang_tiers) {
+    if (bound === null || gpuMib < bound) return [chunk, tp < 4 ? bsSmall : bsLarge];
+  }
+  throw new Error("the last tier has no bound");
+}
+
+export function sglangPrefillGraphSizes(maxTokens) {
+  let count = 0;
+  for (const [first, last, step] of F.sglang_prefill_graph_steps) {
+    const top = Math.min(last || maxTokens, maxTokens);
+    if (top >= first) count += Math.floor((top - first) / step) + 1;
+  }
+  return count;
+}
+
+export function sglangReserved(gpuMib, tp, mla, prefillGraphs) {
+  const [chunk, maxBs] = sglangTier(gpuMib, tp);
+  const parts = { metadata: C.SGLANG_RESERVE_BASE_MIB, activations: Math.max(chunk, C.SGLANG_ACT_MIN_TOKENS) * C.SGLANG_ACT_MIB_PER_TOKEN,
+    parallel: (tp / 8) * C.SGLANG_PARALLEL_MIB, "decode graphs": maxBs * C.SGLANG_GRAPH_MIB_PER_BATCH, "prefill graphs": 0 };
+  if (prefillGraphs) parts["prefill graphs"] = mla ? C.SGLANG_PREFILL_GRAPH_MLA_MIB : sglangPrefillGraphSizes(chunk) * C.SGLANG_PREFILL_GRAPH_MIB;
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  if (gpuMib > C.SGLANG_FLOOR_ABOVE_MIB && total < C.SGLANG_FLOOR_MIB) parts["floor for large cards"] = C.SGLANG_FLOOR_MIB - total;
+  return parts;
+}
+
+export function sglangMemFraction(vramBytes, tp, mla, prefillGraphs) {
+  const gpuMib = vramBytes / C.MIB;
+  const reserved = Object.values(sglangReserved(gpuMib, tp, mla, prefillGraphs)).reduce((a, b) => a + b, 0);
+  return Math.floor(((gpuMib - reserved) / gpuMib) * 1000 + 0.5) / 1000;
+}
+
+export function sglangCell(arch, kv, tp) {
+  const size = KV_TYPES[kv][0];
+  if (arch.mla) return arch.layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * size;
+  return arch.layers * 2 * Math.max(1, Math.floor(arch.kv_heads / tp)) * arch.head_dim * size;
+}
+
+export function sglangMaxRunning(tokens, context) {
+  const estimated = Math.min(Math.max(Math.trunc((tokens / context) * C.SGLANG_REQS_PER_CONTEXT), C.SGLANG_REQS_MIN), C.SGLANG_REQS_MAX);
+  return Math.max(0, Math.min(estimated, Math.floor(tokens / 2)));
+}
+
 const sum = (obj) => Object.values(obj).reduce((a, b) => a + b, 0);
 
 export function plan(arch, s) {
@@ -268,6 +320,25 @@ export function plan(arch, s) {
     out.starts = starts;
     weights *= n; kv *= n; usable *= n;
     parts = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * n]));
+  } else if (engine === "sglang") {
+    const graphs = s.vendor === "nvidia";
+    const mla = Boolean(arch.mla);
+    const fraction = s.mem_fraction_static || sglangMemFraction(s.vram_bytes, n, mla, graphs);
+    const freeAtStart = s.vram_bytes - C.RUNTIME_CONTEXT;
+    const staticBytes = Math.floor(freeAtStart * fraction);
+    weights = cdiv(weightsBytes(arch, s.quant), n);
+    const pool = staticBytes - weights;
+    const cell = sglangCell(arch, s.kv_dtype, n);
+    const tokens = Math.floor(Math.max(pool, 0) / cell);
+    Object.assign(out, { kv_pool_bytes: Math.max(pool, 0), kv_pool_tokens: tokens, kv_one_request_bytes: cell * ctx,
+      mem_fraction_static: fraction, max_running_requests: sglangMaxRunning(tokens, ctx),
+      sglang_reserved_mib: sglangReserved(s.vram_bytes / C.MIB, n, mla, graphs), max_concurrency: tokens / ctx });
+    out.starts = tokens > 0;
+    out.fits_all = tokens >= ctx * seqs && seqs <= out.max_running_requests;
+    parts = { "kept outside --mem-fraction-static": (freeAtStart - staticBytes) * n, "runtime context": C.RUNTIME_CONTEXT * n };
+    kv = cell * ctx * seqs * n;
+    weights *= n;
+    usable = s.vram_bytes * n;
   } else if (engine === "llamacpp") {
     weights = ggufGpuWeights(arch, s.quant);
     kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v));
@@ -287,6 +358,8 @@ export function plan(arch, s) {
     total_bytes: total, available_bytes: usable });
   if (engine === "vllm") {
     out.fits = out.starts;
+  } else if (engine === "sglang") {
+    out.fits = out.kv_pool_tokens >= ctx;
   } else {
     out.fits = total <= usable;
     if (!out.fits) {
@@ -317,7 +390,10 @@ export function evaluate(arch, scenario) {
     return s.engine === "vllm" ? p.fits_all : p.fits;
   };
   const limit = arch.native_context;
-  if (s.engine === "vllm") {
+  if (s.engine === "sglang") {
+    out.max_context = Math.min(limit, out.kv_pool_tokens);
+    out.max_seqs = Math.min(Math.floor(out.kv_pool_tokens / s.context), out.max_running_requests);
+  } else if (s.engine === "vllm") {
     out.max_context = Math.max(0, largest(1, limit, (c) => plan(arch, { ...s, context: c, seqs: 1 }).starts));
     out.max_seqs = out.starts ? Math.floor(out.max_concurrency) : 0;
   } else {
@@ -332,7 +408,8 @@ export function evaluate(arch, scenario) {
 
 export function verdict(out, s) {
   if (!out.fits) return "no";
-  if (s.engine === "vllm" && !out.fits_all) return "tight";
+  if ((s.engine === "vllm" || s.engine === "sglang") && !out.fits_all) return "tight";
+  if (s.engine === "sglang") return out.kv_cache_bytes > out.kv_pool_bytes * s.gpus * (1 - C.TIGHT_MARGIN) ? "tight" : "fits";
   if (out.total_bytes > out.available_bytes * (1 - C.TIGHT_MARGIN)) return "tight";
   return "fits";
 }
@@ -347,6 +424,11 @@ export function predictedErrors(out, s) {
     if (out.kv_pool_bytes <= 0) ids.push(E.vllm_no_blocks);
     else if (!out.starts) ids.push(E.vllm_max_seq_len);
     if (out.starts && !out.fits_all) ids.push(E.vllm_max_seq_len);
+    return ids;
+  }
+  if (s.engine === "sglang") {
+    if (out.weights_bytes > out.available_bytes - out.overhead_parts["runtime context"]) ids.push(oom);
+    ids.push(E.sglang_memory);
     return ids;
   }
   if (s.engine === "llamacpp") ids.push(s.vendor === "nvidia" ? E.llamacpp_malloc : oom);
@@ -369,6 +451,7 @@ export function assess(arch, scenario) {
 export function kvCacheFor(arch, engine, kv, context, seqs = 1) {
   if (engine === "llamacpp") return llamacppKv(arch, context, seqs, kv);
   if (engine === "ollama") return ollamaKv(arch, context, seqs, kv);
+  if (engine === "sglang") return sglangCell(arch, kv, 1) * context * seqs;
   const groupSize = vllmGroups(arch)[0];
   return groupSize * vllmPage(arch, kv, 1) * vllmBlocksPerRequest(arch, context, C.VLLM_BATCHED_SMALL) * seqs;
 }

@@ -93,12 +93,25 @@ export function commandFor(name, hfRepo, s, out) {
   if (s.engine === "vllm") {
     const parts = [`vllm serve ${hfRepo}`, `--max-model-len ${ctx}`, `--gpu-memory-utilization ${s.gpu_memory_utilization}`];
     if (s.gpus > 1) parts.push(`--tensor-parallel-size ${s.gpus}`);
-    if (kv === "fp8") parts.push("--kv-cache-dtype fp8");
+    if (kv === "fp8") parts.push(`--kv-cache-dtype ${vram.F.fp8_kv_flag.vllm}`);
     if (quant === "fp8" && s.native_dtype !== "fp8") parts.push("--quantization fp8");
     if (seqs > vram.C.VLLM_SEQS_SMALL) parts.push(`--max-num-seqs ${seqs}`);
     let line = parts.join(" \\\n  ");
     if (quant === "awq-int4" || quant === "gptq-int4") {
       line = `# point at a ${quant.split("-")[0].toUpperCase()} checkpoint of this model; vLLM reads the format from it\n${line}`;
+    }
+    return line;
+  }
+  if (s.engine === "sglang") {
+    const parts = [`python -m sglang.launch_server --model-path ${hfRepo}`, `--context-length ${ctx}`,
+      `--mem-fraction-static ${out.mem_fraction_static}`];
+    if (s.gpus > 1) parts.push(`--tp ${s.gpus}`);
+    if (kv === "fp8") parts.push(`--kv-cache-dtype ${vram.F.fp8_kv_flag.sglang}`);
+    if (quant === "fp8" && s.native_dtype !== "fp8") parts.push("--quantization fp8");
+    if (seqs > 1) parts.push(`--max-running-requests ${seqs}`);
+    let line = parts.join(" \\\n  ");
+    if (quant === "awq-int4" || quant === "gptq-int4") {
+      line = `# point at a ${quant.split("-")[0].toUpperCase()} checkpoint of this model; SGLang reads the format from it\n${line}`;
     }
     return line;
   }
@@ -124,7 +137,7 @@ export function stepsFor(arch, s, out) {
   const q = vram.QUANTS[s.quant];
   const bits = q.embed_bpw === q.bpw ? `${q.bpw} bits each` : `${q.bpw} bits each, ${q.embed_bpw} for the embeddings`;
   let where = `: ${gib(out.weights_bytes)} over ${s.gpus} GPU(s).`;
-  if (s.engine !== "vllm") {
+  if (s.engine === "llamacpp" || s.engine === "ollama") {
     where = arch.tie_word_embeddings
       ? `: ${gib(out.weights_bytes)}, all on the GPU (the output layer reuses the embedding matrix).`
       : `: ${gib(vram.weightsBytes(arch, s.quant))}, of which ${gib(out.weights_bytes)} on the GPU (the token embedding stays in system memory).`;
@@ -141,6 +154,14 @@ export function stepsFor(arch, s, out) {
     steps.push(`One request of ${fmt(s.context)} tokens needs ${gib(out.kv_one_request_bytes)} per GPU`
       + (sliding ? ` (${sliding} sliding-window layers keep only ${fmt(arch.sliding_window)} tokens + one batch)` : "")
       + `; the pool holds ${out.max_concurrency.toFixed(2)} of them at once.`);
+  } else if (s.engine === "sglang") {
+    const reserved = Object.entries(out.sglang_reserved_mib).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${fmt(v)}`).join(" + ");
+    steps.push(`SGLang keeps ${reserved} MiB outside its static part, so --mem-fraction-static is ${out.mem_fraction_static}`
+      + (s.mem_fraction_static ? " (set by you)." : " (its default for this card)."));
+    steps.push(`Static part minus weights: a pool of ${gib(out.kv_pool_bytes)} per GPU, one token per page of ${perLayer} (${s.kv_dtype}) x ${arch.layers} layers:`
+      + ` ${fmt(out.kv_pool_tokens)} tokens (max_total_num_tokens); --max-running-requests defaults to ${fmt(out.max_running_requests)}.`);
+    steps.push(`${fmt(s.seqs)} request(s) of ${fmt(s.context)} tokens need ${gib(out.kv_cache_bytes)}`
+      + (sliding ? " (sliding-window layers are counted in full)" : "") + `; the pool holds ${out.max_concurrency.toFixed(2)} of them at once.`);
   } else {
     const cells = s.engine === "llamacpp" ? `${fmt(vram.pad(s.context, s.llamacpp_pad))} cells per sequence (padded to ${s.llamacpp_pad})` : `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`;
     steps.push(`KV cache: ${full} layers x ${cells} x ${perLayer} in ${s.kv_dtype}`
@@ -232,7 +253,7 @@ function start(root, $, data) {
     fill($("quant"), [["", "Default for the engine"], ...quants], state.quant);
     const kvs = vram.KV_BY_ENGINE[state.engine].map((k) => [k, k]);
     if (state.kv !== "auto" && !vram.KV_BY_ENGINE[state.engine].includes(state.kv)) state.kv = "auto";
-    fill($("kv"), [["auto", state.engine === "vllm" ? "auto (model dtype)" : "auto (f16)"], ...kvs], state.kv);
+    fill($("kv"), [["auto", vram.F.safetensors_engines.includes(state.engine) ? "auto (model dtype)" : "auto (f16)"], ...kvs], state.kv);
     for (const key of ["context", "seqs", "vram", "gpus", "util"]) {
       if (document.activeElement !== $(key)) $(key).value = Number.isNaN(state[key]) ? "" : String(state[key]);
     }
@@ -300,8 +321,9 @@ function render(root, $, data, state) {
   $("bar").setAttribute("aria-label", `Weights ${gib(seg.weights)}, KV cache ${gib(seg.kv)}, overhead ${gib(seg.overhead)}; usable ${gib(out.available_bytes)}`);
   $("max-context").textContent = `${fmt(out.max_context)} tokens`;
   $("max-seqs").textContent = `${fmt(out.max_seqs)} at ${fmt(s.context)} tokens each`;
-  $("pool").textContent = s.engine === "vllm" ? `${gib(out.kv_pool_bytes)} per GPU, ${fmt(out.kv_pool_tokens)} tokens` : "";
-  $("pool-row").hidden = s.engine !== "vllm";
+  const pooled = s.engine === "vllm" || s.engine === "sglang";
+  $("pool").textContent = pooled ? `${gib(out.kv_pool_bytes)} per GPU, ${fmt(out.kv_pool_tokens)} tokens` : "";
+  $("pool-row").hidden = !pooled;
   $("command").textContent = commandFor(r.name, r.hfRepo, s, out);
   $("command-note").textContent = !out.fits && out.max_context >= 1 ? `With the largest context that fits (${fmt(out.max_context)}):`
     : !out.fits ? "This will not start as set; the command shows the settings for reference:" : "";

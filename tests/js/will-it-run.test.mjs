@@ -39,7 +39,7 @@ test("more context never needs less memory", () => {
 });
 
 test("a smaller cache type never needs more", () => {
-  const order = { vllm: ["fp8", "bf16"], llamacpp: ["q4_0", "q8_0", "f16"], ollama: ["q4_0", "q8_0", "f16"] };
+  const order = { vllm: ["fp8", "bf16"], llamacpp: ["q4_0", "q8_0", "f16"], ollama: ["q4_0", "q8_0", "f16"], sglang: ["fp8", "bf16"] };
   for (const arch of Object.values(CASES.archs)) {
     for (const [engine, kinds] of Object.entries(order)) {
       const sizes = kinds.map((kv_dtype) => vram.evaluate(arch, { engine, kv_dtype, context: 8192, vram_bytes: 80 * vram.GIB }).kv_cache_bytes);

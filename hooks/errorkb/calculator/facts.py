@@ -11,8 +11,8 @@ from __future__ import annotations
 
 GIB = 1024**3
 MIB = 1024**2
-ENGINES = ("vllm", "llamacpp", "ollama")
-ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama"}
+ENGINES = ("vllm", "llamacpp", "ollama", "sglang")
+ENGINE_NAMES = {"vllm": "vLLM", "llamacpp": "llama.cpp", "ollama": "Ollama", "sglang": "SGLang"}
 VENDORS = ("nvidia", "amd", "apple")
 
 # Bytes per element of a KV cache type as (bytes, values per block). GGUF block
@@ -20,7 +20,9 @@ VENDORS = ("nvidia", "amd", "apple")
 # values, q4_0 one f16 scale + 32 nibbles = 18 bytes (ggml/src/ggml.c type_traits).
 KV_TYPES = {"f32": (4, 1), "f16": (2, 1), "bf16": (2, 1), "fp8": (1, 1), "q8_0": (34, 32), "q4_0": (18, 32)}
 KV_BY_ENGINE = {"vllm": ("f16", "bf16", "fp8"), "llamacpp": ("f16", "bf16", "q8_0", "q4_0"),
-                "ollama": ("f16", "q8_0", "q4_0")}
+                "ollama": ("f16", "q8_0", "q4_0"), "sglang": ("f16", "bf16", "fp8")}
+# The flag each engine takes for an fp8 cache (SGLang names the format; e5m2 needs no scales).
+FP8_KV_FLAG = {"vllm": "fp8", "sglang": "fp8_e5m2"}
 # Ollama's estimate rounds quantised caches to 1 and 0.5 bytes (fs/ggml/ggml.go kvCacheBytesPerElement).
 OLLAMA_KV_BPE = {"f16": 2, "q8_0": 1, "q4_0": 0.5}
 
@@ -30,14 +32,16 @@ OLLAMA_KV_BPE = {"f16": 2, "q8_0": 1, "q4_0": 0.5}
 # vLLM formats keep embeddings and lm_head in 16 bit; AWQ/GPTQ int4 with group
 # 128 add one f16 scale and one 4-bit zero per group: 4 + 16/128 + 4/128 bits.
 # MXFP4 is 32 four-bit values + one E8M0 scale byte: 4.25 bits.
+# vLLM and SGLang load the safetensors checkpoint as published; llama.cpp and Ollama a GGUF file.
+SAFETENSORS_ENGINES = ("vllm", "sglang")
 QUANTS = {
-    "bf16": {"engines": ("vllm",), "bpw": 16, "embed_bpw": 16},
-    "f16": {"engines": ("vllm",), "bpw": 16, "embed_bpw": 16},
-    "fp8": {"engines": ("vllm",), "bpw": 8, "embed_bpw": 16},
-    "awq-int4": {"engines": ("vllm",), "bpw": 4.15625, "embed_bpw": 16},
-    "gptq-int4": {"engines": ("vllm",), "bpw": 4.15625, "embed_bpw": 16},
+    "bf16": {"engines": SAFETENSORS_ENGINES, "bpw": 16, "embed_bpw": 16},
+    "f16": {"engines": SAFETENSORS_ENGINES, "bpw": 16, "embed_bpw": 16},
+    "fp8": {"engines": SAFETENSORS_ENGINES, "bpw": 8, "embed_bpw": 16},
+    "awq-int4": {"engines": SAFETENSORS_ENGINES, "bpw": 4.15625, "embed_bpw": 16},
+    "gptq-int4": {"engines": SAFETENSORS_ENGINES, "bpw": 4.15625, "embed_bpw": 16},
     # gpt-oss and other MXFP4 checkpoints quantise only the experts: attention, router and embeddings stay bf16
-    "mxfp4": {"engines": ("vllm",), "bpw": 4.25, "embed_bpw": 16, "attn_bpw": 16},
+    "mxfp4": {"engines": SAFETENSORS_ENGINES, "bpw": 4.25, "embed_bpw": 16, "attn_bpw": 16},
     **{name: {"engines": ("llamacpp", "ollama"), "bpw": bpw, "embed_bpw": bpw} for name, bpw in (
         ("F16", 16.0005), ("Q8_0", 8.5008), ("Q6_K", 6.5633), ("Q5_K_M", 5.7036), ("Q5_K_S", 5.5704),
         ("Q4_K_M", 4.8944), ("Q4_K_S", 4.6672), ("IQ4_XS", 4.4597), ("Q3_K_L", 4.2979), ("Q3_K_S", 3.6429),
@@ -47,7 +51,7 @@ QUANTS = {
 # checkpoint as published (by its native dtype), the GGUF engines the usual download.
 NATIVE_TO_VLLM = {"bf16": "bf16", "f16": "f16", "fp8": "fp8", "mxfp4": "mxfp4", "f32": "bf16"}
 DEFAULT_GGUF_QUANT = "Q4_K_M"
-# KV cache type "auto": vLLM follows the model dtype, the GGUF engines use f16.
+# KV cache type "auto": vLLM and SGLang follow the model dtype, the GGUF engines use f16.
 VLLM_AUTO_KV_BF16 = ("bf16", "fp8", "mxfp4")
 
 # vLLM's MXFP4 MoE kernels allocate the expert matrices with the hidden size
@@ -83,6 +87,33 @@ VLLM_SAMPLER_COPIES_V0 = 3
 VLLM_NON_TORCH = 256 * MIB
 VLLM_NON_TORCH_TP = 768 * MIB
 
+# SGLang 0.5.23 (python/sglang/srt/arg_groups/memory_hook.py, handle_gpu_memory_settings;
+# cuda_graph_config.py; mem_cache/kv_cache_configurator.py). GPU memory is nvidia-smi's
+# total in MiB. Tiers, by memory below the bound: (bound MiB, chunked prefill size,
+# decode CUDA-graph max batch with TP < 4, with TP >= 4); the last tier has no bound.
+SGLANG_TIERS = ((20 * 1024, 2048, 8, 8), (35 * 1024, 4096, 48, 160), (60 * 1024, 4096, 32, 160),
+                (90 * 1024, 8192, 256, 512), (160 * 1024, 8192, 256, 512), (None, 16384, 512, 512))
+# reserved MiB = 512 + 1.5 x max(chunked prefill, 2048) + 2 x graph max batch + tp x pp / 8 x 1024
+# + the prefill CUDA graphs (on by default on CUDA since the graph refactor: 8 MiB per
+# captured size, 1.5 GiB with an MLA backend), at least 10 GiB on cards over 60 GiB;
+# --mem-fraction-static = round((total - reserved) / total, 3).
+SGLANG_RESERVE_BASE_MIB = 512
+SGLANG_ACT_MIB_PER_TOKEN = 1.5
+SGLANG_ACT_MIN_TOKENS = 2048
+SGLANG_GRAPH_MIB_PER_BATCH = 2
+SGLANG_PARALLEL_MIB = 1024          # x tp x pp / 8
+SGLANG_FLOOR_ABOVE_MIB = 60 * 1024
+SGLANG_FLOOR_MIB = 10 * 1024
+SGLANG_PREFILL_GRAPH_MIB = 8        # per captured prefill size (non-MLA)
+SGLANG_PREFILL_GRAPH_MLA_MIB = 1536
+# Captured prefill sizes up to the chunked prefill size: (first, last, step); a last of
+# 0 runs to the chunked prefill size (cuda_graph_hook.generate_prefill_cuda_graph_batch_sizes).
+SGLANG_PREFILL_GRAPH_STEPS = ((4, 32, 4), (48, 256, 16), (288, 512, 32), (576, 1024, 64), (1280, 4096, 256),
+                              (4608, 0, 512))
+# --max-running-requests default: clamp(pool tokens / context x 512, 2048, 4096), at most half the pool.
+SGLANG_REQS_PER_CONTEXT = 512
+SGLANG_REQS_MIN, SGLANG_REQS_MAX = 2048, 4096
+
 LLAMACPP_PAD = 256               # KV cells are padded to 256 (llama-context / llama-kv-cache-iswa)
 LLAMACPP_PAD_LEGACY = 32         # builds before the 2025 KV-cache rewrite padded to 32 without flash attention
 LLAMACPP_UBATCH = 512            # -ub default; the SWA cache is n_swa + n_ubatch cells per sequence
@@ -104,7 +135,7 @@ PER_TOKEN_PROBE = 1 << 16
 ARCH_BOUNDS = {"layers": (1, 512), "hidden_size": (64, 131072), "attention_heads": (1, 1024), "kv_heads": (1, 1024),
                "head_dim": (8, 1024), "vocab_size": (256, 4_000_000), "native_context": (512, MAX_CONTEXT),
                "params_total": (1_000_000, 10**13)}
-INPUT_BOUNDS = {"vram_bytes": (256 * MIB, 2048 * GIB), "gpu_memory_utilization": (0.05, 1.0),
+INPUT_BOUNDS = {"vram_bytes": (256 * MIB, 2048 * GIB), "gpu_memory_utilization": (0.05, 1.0), "mem_fraction_static": (0.05, 1.0),
                 "max_num_batched_tokens": (1, 1_048_576)}
 
 # The KB entries a predicted failure links to, by the failure.
@@ -117,6 +148,7 @@ ERROR_IDS = {
     "vllm_max_seq_len": "vllm-max-seq-len-exceeds-kv-cache",
     "llamacpp_malloc": "llamacpp-cuda-malloc-failed",
     "ollama_memory": "ollama-requires-more-system-memory",
+    "sglang_memory": "sglang-kv-cache-out-of-memory",
 }
 
 # Constants the browser reads by name (everything numeric above).
@@ -124,7 +156,11 @@ NUMBERS = ("VLLM_BLOCK", "VLLM_DEFAULT_UTIL", "VLLM_LARGE_CARD", "VLLM_BATCHED_L
            "VLLM_BATCHED_SMALL", "VLLM_SEQS_SMALL", "VLLM_ACT_PER_TOKEN_HIDDEN", "VLLM_SAMPLER_COPIES", "VLLM_SAMPLER_COPIES_V0",
            "VLLM_NON_TORCH", "VLLM_NON_TORCH_TP", "LLAMACPP_PAD", "LLAMACPP_PAD_LEGACY", "LLAMACPP_UBATCH",
            "RUNTIME_CONTEXT", "OLLAMA_BATCH", "OLLAMA_GPT_OSS_WINDOW", "OLLAMA_RESERVE", "APPLE_SHARE_FALLBACK",
-           "TIGHT_MARGIN", "VLLM_MXFP4_HIDDEN_ALIGN", "MAX_CONTEXT", "MAX_SEQS", "MAX_GPUS", "PER_TOKEN_PROBE", "GIB", "MIB")
+           "TIGHT_MARGIN", "VLLM_MXFP4_HIDDEN_ALIGN", "MAX_CONTEXT", "MAX_SEQS", "MAX_GPUS", "PER_TOKEN_PROBE", "GIB", "MIB",
+           "SGLANG_RESERVE_BASE_MIB", "SGLANG_ACT_MIB_PER_TOKEN", "SGLANG_ACT_MIN_TOKENS", "SGLANG_GRAPH_MIB_PER_BATCH",
+           "SGLANG_PARALLEL_MIB", "SGLANG_FLOOR_ABOVE_MIB", "SGLANG_FLOOR_MIB", "SGLANG_PREFILL_GRAPH_MIB",
+           "SGLANG_PREFILL_GRAPH_MLA_MIB", "SGLANG_REQS_PER_CONTEXT", "SGLANG_REQS_MIN",
+           "SGLANG_REQS_MAX")
 
 
 def export() -> dict:
@@ -144,6 +180,10 @@ def export() -> dict:
         "arch_bounds": {k: list(v) for k, v in ARCH_BOUNDS.items()},
         "input_bounds": {k: list(v) for k, v in INPUT_BOUNDS.items()},
         "error_ids": dict(ERROR_IDS),
+        "fp8_kv_flag": dict(FP8_KV_FLAG),
+        "safetensors_engines": list(SAFETENSORS_ENGINES),
+        "sglang_tiers": [list(t) for t in SGLANG_TIERS],
+        "sglang_prefill_graph_steps": [list(t) for t in SGLANG_PREFILL_GRAPH_STEPS],
         "numbers": {name: g[name] for name in NUMBERS},
     }
 

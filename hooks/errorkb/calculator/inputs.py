@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 
-from errorkb.calculator.facts import (APPLE_SHARE_FALLBACK, ARCH_BOUNDS, DEFAULT_GGUF_QUANT, ENGINES, GIB,
+from errorkb.calculator.facts import (APPLE_SHARE_FALLBACK, ARCH_BOUNDS, DEFAULT_GGUF_QUANT, ENGINE_NAMES, ENGINES, GIB,
                                       INPUT_BOUNDS, KV_BY_ENGINE, LLAMACPP_PAD, LLAMACPP_PAD_LEGACY, MAX_CONTEXT,
-                                      MAX_GPUS, MAX_SEQS, MIB, NATIVE_TO_VLLM, QUANTS, VLLM_AUTO_KV_BF16,
+                                      MAX_GPUS, MAX_SEQS, MIB, NATIVE_TO_VLLM, QUANTS, SAFETENSORS_ENGINES,
+                                      VLLM_AUTO_KV_BF16,
                                       VLLM_DEFAULT_UTIL)
 
 
@@ -31,7 +32,7 @@ def number(v) -> float | None:
 
 def default_quant(engine: str, native_dtype: str | None) -> str:
     """The weight format the engine loads when the user picks none."""
-    if engine == "vllm":
+    if engine in SAFETENSORS_ENGINES:
         return NATIVE_TO_VLLM.get(native_dtype or "bf16", "bf16")
     return DEFAULT_GGUF_QUANT
 
@@ -66,7 +67,7 @@ def check_inputs(arch: dict, sc: dict) -> tuple[dict, list[str], list[str]]:
         errors.append(f"{s['quant']} is not a weight format for {engine}; choose one of {names}.")
     kv = sc.get("kv_dtype") or "auto"
     if kv == "auto":
-        kv = "bf16" if engine == "vllm" and native in VLLM_AUTO_KV_BF16 else "f16"
+        kv = "bf16" if engine in SAFETENSORS_ENGINES and native in VLLM_AUTO_KV_BF16 else "f16"
     s["kv_dtype"] = kv
     if kv not in KV_BY_ENGINE[engine]:
         errors.append(f"{engine} has no {kv} KV cache; it offers {', '.join(KV_BY_ENGINE[engine])}.")
@@ -90,13 +91,18 @@ def check_inputs(arch: dict, sc: dict) -> tuple[dict, list[str], list[str]]:
     if engine == "vllm" and (util is None or not lo <= util <= hi):
         errors.append(f"gpu_memory_utilization must be a fraction from {lo:g} to {hi:g}.")
     s["gpu_memory_utilization"] = util
+    fraction = sc.get("mem_fraction_static")
+    lo, hi = INPUT_BOUNDS["mem_fraction_static"]
+    if engine == "sglang" and fraction is not None and not lo <= (number(fraction) or 0) <= hi:
+        errors.append(f"mem_fraction_static must be a fraction from {lo:g} to {hi:g}.")
+    s["mem_fraction_static"] = number(fraction) if fraction is not None else None
     if s["vendor"] == "apple":
-        if engine == "vllm":
-            errors.append("vLLM does not run on Apple GPUs; pick llama.cpp or Ollama.")
+        if engine in SAFETENSORS_ENGINES:
+            errors.append(f"{ENGINE_NAMES[engine]} does not run on Apple GPUs; pick llama.cpp or Ollama.")
         if s["gpus"] and s["gpus"] > 1:
             errors.append("A Mac has one GPU; set the count to 1.")
-    if engine == "vllm" and s["gpus"] and not errors and arch["attention_heads"] % s["gpus"]:
-        errors.append(f"vLLM needs the {arch['attention_heads']} attention heads to divide evenly over {s['gpus']} GPUs.")
+    if engine in SAFETENSORS_ENGINES and s["gpus"] and not errors and arch["attention_heads"] % s["gpus"]:
+        errors.append(f"{ENGINE_NAMES[engine]} needs the {arch['attention_heads']} attention heads to divide evenly over {s['gpus']} GPUs.")
     batched = sc.get("max_num_batched_tokens")
     lo, hi = INPUT_BOUNDS["max_num_batched_tokens"]
     if batched is not None and not lo <= (whole(batched) or 0) <= hi:
@@ -112,8 +118,8 @@ def check_inputs(arch: dict, sc: dict) -> tuple[dict, list[str], list[str]]:
         s["usable_bytes"] = math.floor(s["vram_bytes"] * share)
     else:
         s["usable_bytes"] = s["vram_bytes"] * s["gpus"]
-    if engine == "vllm" and s["gpus"] > arch["kv_heads"]:
-        warnings.append("More GPUs than KV heads: vLLM copies each KV head to several GPUs.")
+    if engine in SAFETENSORS_ENGINES and s["gpus"] > arch["kv_heads"]:
+        warnings.append(f"More GPUs than KV heads: {ENGINE_NAMES[engine]} copies each KV head to several GPUs.")
     return s, errors, warnings
 
 

@@ -26,6 +26,11 @@ def predicted_errors(out: dict, s: dict) -> list[str]:
         if out["starts"] and not out["fits_all"]:
             ids.append(ERROR_IDS["vllm_max_seq_len"])
         return ids
+    if s["engine"] == "sglang":
+        if out["weights_bytes"] > out["available_bytes"] - out["overhead_parts"]["runtime context"]:
+            ids.append(oom)  # the weights alone do not load
+        ids.append(ERROR_IDS["sglang_memory"])
+        return ids
     if s["engine"] == "llamacpp":
         ids.append(ERROR_IDS["llamacpp_malloc"] if s["vendor"] == "nvidia" else oom)
     else:

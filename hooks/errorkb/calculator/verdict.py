@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 
-from errorkb.calculator.facts import (MAX_SEQS, OLLAMA_RESERVE, PER_TOKEN_PROBE, RUNTIME_CONTEXT, TIGHT_MARGIN,
+from errorkb.calculator.facts import (MAX_SEQS, MIB, OLLAMA_RESERVE, PER_TOKEN_PROBE, RUNTIME_CONTEXT, TIGHT_MARGIN,
                                       VLLM_BATCHED_SMALL, VLLM_BLOCK)
 from errorkb.calculator.inputs import check_inputs
 from errorkb.calculator.links import predicted_errors
 from errorkb.calculator.llamacpp import llamacpp_compute, llamacpp_kv
 from errorkb.calculator.ollama import ollama_graph, ollama_kv
+from errorkb.calculator.sglang import sglang_cell, sglang_max_running, sglang_mem_fraction, sglang_reserved
 from errorkb.calculator.vllm import vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead, vllm_page
 from errorkb.calculator.layers import cdiv
-from errorkb.calculator.weights import gguf_gpu_weights, vllm_weights
+from errorkb.calculator.weights import gguf_gpu_weights, vllm_weights, weights_bytes
 
 
 def _plan_vllm(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
@@ -46,6 +47,27 @@ def _plan_vllm(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
     return weights * n, one * seqs * n, {k: v * n for k, v in parts.items()}, usable * n
 
 
+def _plan_sglang(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
+    """The static fraction of the memory free at start-up holds the weights and a pool of single-token pages."""
+    ctx, seqs, n = s["context"], s["seqs"], s["gpus"]
+    graphs = s["vendor"] == "nvidia"  # prefill CUDA graphs are on by default on CUDA only
+    fraction = s.get("mem_fraction_static") or sglang_mem_fraction(s["vram_bytes"], n, bool(arch.get("mla")), graphs)
+    free_at_start = s["vram_bytes"] - RUNTIME_CONTEXT
+    static = math.floor(free_at_start * fraction)
+    weights = cdiv(weights_bytes(arch, s["quant"]), n)  # the checkpoint as published, split evenly
+    pool = static - weights
+    cell = sglang_cell(arch, s["kv_dtype"], n)
+    tokens = max(pool, 0) // cell
+    out.update(kv_pool_bytes=max(pool, 0), kv_pool_tokens=tokens, kv_one_request_bytes=cell * ctx,
+               mem_fraction_static=fraction, max_running_requests=sglang_max_running(tokens, ctx),
+               sglang_reserved_mib=sglang_reserved(s["vram_bytes"] / MIB, n, bool(arch.get("mla")), graphs),
+               max_concurrency=tokens / ctx)
+    out["starts"] = tokens > 0
+    out["fits_all"] = tokens >= ctx * seqs and seqs <= out["max_running_requests"]
+    parts = {"kept outside --mem-fraction-static": free_at_start - static, "runtime context": RUNTIME_CONTEXT}
+    return weights * n, cell * ctx * seqs * n, {k: v * n for k, v in parts.items()}, s["vram_bytes"] * n
+
+
 def plan(arch: dict, s: dict) -> dict:
     """Memory plan for one scenario; s is normalised (see check_inputs)."""
     engine, ctx, seqs, n = s["engine"], s["context"], s["seqs"], s["gpus"]
@@ -53,6 +75,8 @@ def plan(arch: dict, s: dict) -> dict:
                  "gpu_layers": None, "max_concurrency": None}
     if engine == "vllm":
         weights, kv, parts, usable = _plan_vllm(arch, s, out)
+    elif engine == "sglang":
+        weights, kv, parts, usable = _plan_sglang(arch, s, out)
     elif engine == "llamacpp":
         weights = gguf_gpu_weights(arch, s["quant"])
         kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"], s.get("llamacpp_mla_v", False))
@@ -73,6 +97,8 @@ def plan(arch: dict, s: dict) -> dict:
                total_bytes=total, available_bytes=usable)
     if engine == "vllm":
         out["fits"] = out["starts"]
+    elif engine == "sglang":  # starts with any pool, but a request longer than the pool is refused
+        out["fits"] = out["kv_pool_tokens"] >= ctx
     else:
         out["fits"] = total <= usable
         if not out["fits"]:
@@ -97,8 +123,10 @@ def largest(lo: int, hi: int, ok) -> int:
 def verdict(out: dict, s: dict) -> str:
     if not out["fits"]:
         return "no"
-    if s["engine"] == "vllm" and not out["fits_all"]:
+    if s["engine"] in ("vllm", "sglang") and not out["fits_all"]:
         return "tight"
+    if s["engine"] == "sglang":  # the reserve is SGLang's own; what can run short is the pool
+        return "tight" if out["kv_cache_bytes"] > out["kv_pool_bytes"] * s["gpus"] * (1 - TIGHT_MARGIN) else "fits"
     if out["total_bytes"] > out["available_bytes"] * (1 - TIGHT_MARGIN):
         return "tight"
     return "fits"
@@ -130,7 +158,10 @@ def evaluate(arch: dict, scenario: dict) -> dict:
         return plan(arch, {**s, "context": ctx, "seqs": 1})["starts"]
 
     limit = arch["native_context"]
-    if s["engine"] == "vllm":
+    if s["engine"] == "sglang":  # the pool does not depend on the context asked for
+        out["max_context"] = min(limit, out["kv_pool_tokens"])
+        out["max_seqs"] = min(out["kv_pool_tokens"] // s["context"], out["max_running_requests"])
+    elif s["engine"] == "vllm":
         out["max_context"] = max(0, largest(1, limit, starts_with))
         out["max_seqs"] = math.floor(out["max_concurrency"]) if out["starts"] else 0
     else:
@@ -147,6 +178,8 @@ def kv_cache_for(arch: dict, engine: str, kv_dtype: str, context: int, seqs: int
         return llamacpp_kv(arch, context, seqs, kv_dtype)
     if engine == "ollama":
         return ollama_kv(arch, context, seqs, kv_dtype)
+    if engine == "sglang":
+        return sglang_cell(arch, kv_dtype, 1) * context * seqs
     group_size = vllm_groups(arch)[0]
     return group_size * vllm_page(arch, kv_dtype, 1) * vllm_blocks_per_request(arch, context, VLLM_BATCHED_SMALL) * seqs
 

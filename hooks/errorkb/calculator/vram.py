@@ -1,7 +1,7 @@
 """The calculator's public face: one import for callers (pages, CLI, bench, tests).
 
 Input/output: see the modules it gathers. facts (constants) · inputs (checks
-and defaults) · weights · layers · llamacpp · ollama · vllm (one module per
+and defaults) · weights · layers · llamacpp · ollama · vllm · sglang (one module per
 engine) · verdict (plan, verdict, limits) · links (KB entries of a failure).
 The ES module site_src/javascripts/vram.mjs is the browser twin of this package.
 """
@@ -14,6 +14,8 @@ from errorkb.calculator.layers import cdiv, layer_kinds, pad, row_bytes  # noqa:
 from errorkb.calculator.links import predicted_errors  # noqa: F401
 from errorkb.calculator.llamacpp import llamacpp_compute, llamacpp_kv  # noqa: F401
 from errorkb.calculator.ollama import ollama_graph, ollama_kv  # noqa: F401
+from errorkb.calculator.sglang import (sglang_cell, sglang_max_running, sglang_mem_fraction,  # noqa: F401
+                                      sglang_prefill_graph_sizes, sglang_reserved, sglang_tier)
 from errorkb.calculator.verdict import assess, evaluate, kv_cache_for, kv_cache_per_token, plan, verdict  # noqa: F401
 from errorkb.calculator.vllm import (vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead,  # noqa: F401
                                      vllm_page)

@@ -36,7 +36,7 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
         if s["gpus"] > 1:
             parts.append(f"--tensor-parallel-size {s['gpus']}")
         if kv == "fp8":
-            parts.append("--kv-cache-dtype fp8")
+            parts.append(f"--kv-cache-dtype {vram.FP8_KV_FLAG['vllm']}")
         if quant == "fp8" and s.get("native_dtype") != "fp8":
             parts.append("--quantization fp8")
         if seqs > vram.VLLM_SEQS_SMALL:
@@ -44,6 +44,21 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
         line = " \\\n  ".join(parts)
         if quant in ("awq-int4", "gptq-int4"):
             line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; vLLM reads the format from it\n" + line
+        return line
+    if s["engine"] == "sglang":
+        parts = [f"python -m sglang.launch_server --model-path {hf_repo}", f"--context-length {ctx}",
+                 f"--mem-fraction-static {number_text(out['mem_fraction_static'])}"]
+        if s["gpus"] > 1:
+            parts.append(f"--tp {s['gpus']}")
+        if kv == "fp8":
+            parts.append(f"--kv-cache-dtype {vram.FP8_KV_FLAG['sglang']}")
+        if quant == "fp8" and s.get("native_dtype") != "fp8":
+            parts.append("--quantization fp8")
+        if seqs > 1:
+            parts.append(f"--max-running-requests {seqs}")
+        line = " \\\n  ".join(parts)
+        if quant in ("awq-int4", "gptq-int4"):
+            line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; SGLang reads the format from it\n" + line
         return line
     gguf = f"./{name}-{quant}.gguf"
     if s["engine"] == "llamacpp":
@@ -74,8 +89,13 @@ def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
     rows += [("total", out["total_bytes"], ""), ("usable", out["available_bytes"], "")]
     if s["engine"] == "vllm":
         rows.append(("KV pool", out["kv_pool_bytes"], f"{out['kv_pool_tokens']:,} tokens in blocks of 16"))
+    if s["engine"] == "sglang":
+        rows.append(("KV pool", out["kv_pool_bytes"], f"{out['kv_pool_tokens']:,} tokens (max_total_num_tokens), "
+                     f"--mem-fraction-static {number_text(out['mem_fraction_static'])}"))
     for name, size, note in rows:
         lines.append(f"  {name:<24}{gib(size):>12}" + (f"   ({note})" if note else ""))
+    if s["engine"] == "sglang" and out["fits"] and not out["fits_all"]:
+        lines.append(f"  SGLang starts, but only {out['max_seqs']} of the {s['seqs']} sequences fit at full length at once; the rest wait")
     if s["engine"] == "vllm" and out["starts"] and not out["fits_all"]:
         lines.append(f"  vLLM starts, but only {out['max_seqs']} of the {s['seqs']} sequences fit at full length at once; the rest wait")
     if out.get("gpu_layers") is not None:
@@ -110,6 +130,8 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
               "seqs": args.seqs, "gpus": args.gpus, "vram_bytes": args.vram_gib * vram.GIB, "vendor": args.vendor,
               "gpu_memory_utilization": args.gpu_memory_utilization}
         label = f"{args.gpus} x {args.vram_gib:g} GiB" if args.gpus > 1 else f"{args.vram_gib:g} GiB"
+    if args.mem_fraction_static is not None:
+        sc["mem_fraction_static"] = args.mem_fraction_static
     arch = arch_of(model)
     out = vram.evaluate(arch, sc)
     if not out["ok"]:
@@ -131,15 +153,16 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("will-it-run", help="does a model fit on a GPU with an engine, and how much context fits")
     p.add_argument("--model", required=True, help="model id from entries/models/")
     p.add_argument("--engine", required=True, choices=vram.ENGINES)
-    p.add_argument("--quant", help="weight format (default: published dtype for vLLM, Q4_K_M for GGUF engines)")
+    p.add_argument("--quant", help="weight format (default: published dtype for vLLM and SGLang, Q4_K_M for GGUF engines)")
     p.add_argument("--kv-dtype", choices=["auto", "f16", "bf16", "fp8", "q8_0", "q4_0"])
     p.add_argument("--context", required=True, type=int, help="tokens per sequence")
     p.add_argument("--seqs", type=int, default=1, help="sequences served at the same time")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--gpu", help="GPU id from entries/gpus/")
     where.add_argument("--vram-gib", type=float, help="total memory per GPU as the driver reports it, in GiB")
-    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (tensor parallel for vLLM, layer split otherwise)")
+    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (tensor parallel for vLLM and SGLang, layer split otherwise)")
     p.add_argument("--vendor", choices=["nvidia", "amd", "apple"], default="nvidia", help="with --vram-gib")
     p.add_argument("--gpu-memory-utilization", type=float, default=vram.VLLM_DEFAULT_UTIL, help="vLLM memory fraction")
+    p.add_argument("--mem-fraction-static", type=float, help="SGLang static memory fraction (default: SGLang's own for the card)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_will_it_run)
