@@ -295,6 +295,65 @@ export function sglangMaxRunning(tokens, context) {
 
 const sum = (obj) => Object.values(obj).reduce((a, b) => a + b, 0);
 
+/** llama.cpp, and Ollama since it runs llama-server: llama.cpp's cells; Ollama before 0.30: its own estimate. */
+function ggufParts(arch, s, ctx, seqs) {
+  const n = s.gpus;
+  const weights = ggufGpuWeights(arch, s.quant);
+  let kv, parts;
+  if (s.engine === "ollama" && s.ollama_legacy) {
+    kv = ollamaKv(arch, ctx, seqs, s.kv_dtype);
+    parts = { "graph (Ollama estimate)": ollamaGraph(arch, ctx, seqs) };
+  } else {
+    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v));
+    parts = { "compute buffer": llamacppCompute(arch) * n };
+  }
+  if (s.vendor !== "apple") {
+    if (s.engine === "llamacpp") parts["runtime context"] = C.RUNTIME_CONTEXT * n;
+    else parts["minimum free memory"] = C.OLLAMA_RESERVE * n;
+  }
+  return { weights, kv, parts };
+}
+
+export const fitApplies = (s) => s.engine === "llamacpp" || (s.engine === "ollama" && !s.ollama_legacy);
+
+export function fitLayers(layers, budget, spread, other) {
+  if (spread + other <= budget) return layers;
+  return Math.max(0, Math.min(layers, Math.floor(((budget - other) * layers) / spread)));
+}
+
+/** What --fit does without -c and -ngl (errorkb.calculator.llamacpp.llamacpp_fit). */
+export function llamacppFit(layers, native, budget, useAt) {
+  const fits = (ctx) => useAt(ctx).reduce((a, b) => a + b, 0) <= budget;
+  const floor = Math.min(native, C.LLAMACPP_FIT_MIN_CTX);
+  if (fits(native)) return { context: native, gpu_layers: layers, context_reduced: false };
+  if (fits(floor)) {
+    let lo = Math.floor(floor / C.LLAMACPP_FIT_ALIGN), hi = Math.floor(Math.max(floor, native) / C.LLAMACPP_FIT_ALIGN);
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi + 1) / 2);
+      if (fits(mid * C.LLAMACPP_FIT_ALIGN)) lo = mid;
+      else hi = mid - 1;
+    }
+    return { context: Math.max(floor, lo * C.LLAMACPP_FIT_ALIGN), gpu_layers: layers, context_reduced: true };
+  }
+  return { context: floor, gpu_layers: fitLayers(layers, budget, ...useAt(floor)), context_reduced: native > floor };
+}
+
+export function ollamaDefaultCtx(totalVram, native) {
+  const [, ctx] = F.ollama_ctx_tiers.find(([atLeast]) => totalVram >= atLeast);
+  return Math.min(ctx, native);
+}
+
+/** What the engine does on its own (errorkb.calculator.verdict.engine_defaults). */
+export function engineDefaults(arch, s, out) {
+  if (!fitApplies(s)) return {};
+  const budget = out.available_bytes - C.LLAMACPP_FIT_MARGIN * s.gpus;
+  const useAt = (ctx) => { const p = ggufParts(arch, s, ctx, s.seqs); return [p.weights + p.kv, sum(p.parts)]; };
+  const found = { fit_gpu_layers: fitLayers(arch.layers, budget, out.weights_bytes + out.kv_cache_bytes, out.overhead_bytes) };
+  if (s.engine === "llamacpp") found.llamacpp_defaults = llamacppFit(arch.layers, arch.native_context, budget, useAt);
+  else found.ollama_defaults = { num_ctx: ollamaDefaultCtx(s.usable_bytes, arch.native_context), num_parallel: C.OLLAMA_NUM_PARALLEL };
+  return found;
+}
+
 export function plan(arch, s) {
   const { engine, context: ctx, seqs, gpus: n } = s;
   const out = { engine, layers: arch.layers, kv_pool_bytes: null, kv_pool_tokens: null, gpu_layers: null, max_concurrency: null };
@@ -339,17 +398,8 @@ export function plan(arch, s) {
     kv = cell * ctx * seqs * n;
     weights *= n;
     usable = s.vram_bytes * n;
-  } else if (engine === "llamacpp") {
-    weights = ggufGpuWeights(arch, s.quant);
-    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v));
-    parts = { "compute buffer": llamacppCompute(arch) * n };
-    if (s.vendor !== "apple") parts["runtime context"] = C.RUNTIME_CONTEXT * n;
-    usable = s.usable_bytes;
   } else {
-    weights = ggufGpuWeights(arch, s.quant);
-    kv = ollamaKv(arch, ctx, seqs, s.kv_dtype);
-    parts = { "graph (Ollama estimate)": ollamaGraph(arch, ctx, seqs) };
-    if (s.vendor !== "apple") parts["minimum free memory"] = C.OLLAMA_RESERVE * n;
+    ({ weights, kv, parts } = ggufParts(arch, s, ctx, seqs));
     usable = s.usable_bytes;
   }
   const overhead = sum(parts);
@@ -402,6 +452,8 @@ export function evaluate(arch, scenario) {
   }
   out.verdict = verdict(out, s);
   out.error_ids = predictedErrors(out, s);
+  out.release = F.releases[s.engine].release;
+  Object.assign(out, engineDefaults(arch, s, out));
   out.scenario = s;
   return out;
 }
@@ -411,6 +463,7 @@ export function verdict(out, s) {
   if ((s.engine === "vllm" || s.engine === "sglang") && !out.fits_all) return "tight";
   if (s.engine === "sglang") return out.kv_cache_bytes > out.kv_pool_bytes * s.gpus * (1 - C.TIGHT_MARGIN) ? "tight" : "fits";
   if (out.total_bytes > out.available_bytes * (1 - C.TIGHT_MARGIN)) return "tight";
+  if (fitApplies(s) && out.total_bytes > out.available_bytes - C.LLAMACPP_FIT_MARGIN * s.gpus) return "tight";
   return "fits";
 }
 
@@ -449,8 +502,7 @@ export function assess(arch, scenario) {
 
 /** KV bytes one GPU holds for `seqs` sequences of `context` tokens, as the engine sizes them. */
 export function kvCacheFor(arch, engine, kv, context, seqs = 1) {
-  if (engine === "llamacpp") return llamacppKv(arch, context, seqs, kv);
-  if (engine === "ollama") return ollamaKv(arch, context, seqs, kv);
+  if (engine === "llamacpp" || engine === "ollama") return llamacppKv(arch, context, seqs, kv);
   if (engine === "sglang") return sglangCell(arch, kv, 1) * context * seqs;
   const groupSize = vllmGroups(arch)[0];
   return groupSize * vllmPage(arch, kv, 1) * vllmBlocksPerRequest(arch, context, C.VLLM_BATCHED_SMALL) * seqs;

@@ -118,7 +118,7 @@ export function commandFor(name, hfRepo, s, out) {
   const gguf = `./${name}-${quant}.gguf`;
   if (s.engine === "llamacpp") {
     const layers = out.gpu_layers !== null && out.gpu_layers !== undefined && !shrink ? out.gpu_layers : 999;
-    const parts = [`llama-server -m ${gguf}`, `-c ${ctx * seqs}`, `-np ${seqs}`, `-ngl ${layers}`];
+    const parts = [`llama-server -m ${gguf}`, `-c ${ctx * seqs}`, `-np ${seqs}`, `-ngl ${layers}`, "--fit off"];
     if (kv !== "f16") parts.push(`-ctk ${kv} -ctv ${kv}`);
     if (kv === "q8_0" || kv === "q4_0") parts.push("--flash-attn on");
     return parts.join(" \\\n  ");
@@ -171,7 +171,28 @@ export function stepsFor(arch, s, out) {
   for (const [name, size] of Object.entries(out.overhead_parts)) steps.push(`${name[0].toUpperCase()}${name.slice(1)}: ${gib(size)}.`);
   steps.push(`Total ${gib(out.total_bytes)} against ${gib(out.available_bytes)} usable.`);
   if (out.gpu_layers !== null) steps.push(`Only ${out.gpu_layers} of ${out.layers} layers fit on the GPU; the rest would run on the CPU.`);
-  return steps;
+  return [...steps, ...defaultsFor(arch, s, out)];
+}
+
+/** What the engine does by itself, in sentences (the command above pins the choice). */
+export function defaultsFor(arch, s, out) {
+  const lines = [];
+  const layersNote = (n) => (n < arch.layers ? `, ${n} of ${arch.layers} layers on the GPU` : ", every layer on the GPU");
+  if (out.llamacpp_defaults) {
+    const d = out.llamacpp_defaults;
+    lines.push(`With its defaults (no -c, no -ngl, --fit on keeping ${gib(vram.C.LLAMACPP_FIT_MARGIN)} free per GPU) llama.cpp would run`
+      + ` ${fmt(d.context)} tokens per sequence${d.context_reduced ? ` instead of the model's ${fmt(arch.native_context)}` : ""}${layersNote(d.gpu_layers)}.`);
+    lines.push(`With -c as set and --fit on it keeps the context${layersNote(out.fit_gpu_layers)}; --fit off in the command pins your choice.`);
+  }
+  if (out.ollama_defaults) {
+    const d = out.ollama_defaults;
+    lines.push(`Ollama's own default for this much GPU memory is num_ctx ${fmt(d.num_ctx)} with OLLAMA_NUM_PARALLEL=${d.num_parallel};`
+      + ` it starts llama-server with -c num_ctx x parallel and lets --fit place the layers${layersNote(out.fit_gpu_layers)} at the context asked.`
+      + " When a load with the default context runs out of memory, Ollama retries once with a smaller one (32768, then 4096).");
+  }
+  if (s.engine === "vllm") lines.push(`--max-model-len auto would pick ${fmt(out.max_context)} tokens, the largest length one request can hold.`);
+  lines.push(`These numbers follow ${out.release}.`);
+  return lines;
 }
 
 // ------------------------------------------------------------------- DOM

@@ -63,6 +63,25 @@ VLLM_MXFP4_HIDDEN_ALIGN = 256
 # merged 2026-01-24. Builds before it also stored a kv_lora_rank-wide V.
 LLAMACPP_V_LESS_MLA_SINCE = "2026-01-24"
 
+# Which release each engine's numbers follow, and where they were read.
+RELEASES = {
+    "vllm": {"release": "vLLM 0.8 and later (V1 engine)",
+             "note": "--max-model-len auto (or -1) picks the largest length that fits since pull request 29431 "
+                     "(_auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py); the old V0 engine behind vllm_v0",
+             "source": "vllm/v1/worker/gpu_worker.py, vllm/v1/core/kv_cache_utils.py, vllm/engine/arg_utils.py"},
+    "llamacpp": {"release": "llama.cpp builds from 2026-01-24 on (V-less MLA cache, --fit on by default)",
+                 "note": "older builds: 32-cell padding without flash attention (llamacpp_pad), a V cache for MLA "
+                         "(llamacpp_mla_v)",
+                 "source": "common/common.h, common/fit.cpp, src/llama-kv-cache.cpp"},
+    "ollama": {"release": "Ollama 0.30 and later (llama-server inside), defaults of 0.33",
+               "note": "releases before 0.30 scheduled by their own estimate (memory.required.kv), behind ollama_legacy",
+               "source": "server/routes.go, server/sched.go, envconfig/config.go, llm/llama_server.go"},
+    "sglang": {"release": "SGLang 0.5.23",
+               "note": "the default --mem-fraction-static and CUDA-graph sizes move between releases; "
+                       "pass --mem-fraction-static to pin it",
+               "source": "python/sglang/srt/arg_groups/memory_hook.py, python/sglang/srt/mem_cache/kv_cache_configurator.py"},
+}
+
 VLLM_BLOCK = 16                  # tokens per KV block (CacheConfig block_size default on CUDA)
 VLLM_DEFAULT_UTIL = 0.9          # --gpu-memory-utilization default
 # `vllm serve` defaults (EngineArgs.get_batch_defaults): 8192 batched tokens and
@@ -117,9 +136,25 @@ SGLANG_REQS_MIN, SGLANG_REQS_MAX = 2048, 4096
 LLAMACPP_PAD = 256               # KV cells are padded to 256 (llama-context / llama-kv-cache-iswa)
 LLAMACPP_PAD_LEGACY = 32         # builds before the 2025 KV-cache rewrite padded to 32 without flash attention
 LLAMACPP_UBATCH = 512            # -ub default; the SWA cache is n_swa + n_ubatch cells per sequence
+# llama.cpp --fit (common/common.h, common/fit.cpp), on unless --fit off: when the
+# projected use leaves less than --fit-target (1024 MiB per device) free, it first
+# lowers a context the user did not set (-c), to the largest multiple of 256 that
+# leaves the margin but not below --fit-ctx (4096), then moves layers (for MoE: the
+# experts first) to the CPU if -ngl was not set. Without -c the context is the model's.
+LLAMACPP_FIT_MARGIN = 1024 * MIB
+LLAMACPP_FIT_MIN_CTX = 4096
+LLAMACPP_FIT_ALIGN = 256
 RUNTIME_CONTEXT = 256 * MIB      # estimate: CUDA/HIP context the driver counts but no engine log shows
 OLLAMA_BATCH = 512               # num_batch default
 OLLAMA_GPT_OSS_WINDOW = 4096     # window Ollama's estimate uses for gpt-oss sliding layers
+# Ollama 0.30+ starts llama-server with -c num_ctx x parallel -np parallel and no -ngl
+# (llm/llama_server.go), so llama.cpp allocates the cache and --fit places the layers.
+# Default num_ctx by the total GPU memory (server/routes.go, since 2026-01-27), capped
+# at the model's training context: (at least this much, num_ctx), first match wins.
+# OLLAMA_NUM_PARALLEL defaults to 1 (envconfig). When a load runs out of memory with
+# the default context, it retries once a tier lower (262144 -> 32768 -> 4096).
+OLLAMA_CTX_TIERS = ((47 * GIB, 262144), (23 * GIB, 32768), (0, 4096))
+OLLAMA_NUM_PARALLEL = 1
 OLLAMA_RESERVE = 457 * MIB       # discover/gpu.go cudaMinimumMemory / rocmMinimumMemory
 APPLE_SHARE_FALLBACK = 0.67      # estimate when a Mac entry has no gpu_share_default
 TIGHT_MARGIN = 0.05              # under 5% left counts as tight
@@ -160,7 +195,7 @@ NUMBERS = ("VLLM_BLOCK", "VLLM_DEFAULT_UTIL", "VLLM_LARGE_CARD", "VLLM_BATCHED_L
            "SGLANG_RESERVE_BASE_MIB", "SGLANG_ACT_MIB_PER_TOKEN", "SGLANG_ACT_MIN_TOKENS", "SGLANG_GRAPH_MIB_PER_BATCH",
            "SGLANG_PARALLEL_MIB", "SGLANG_FLOOR_ABOVE_MIB", "SGLANG_FLOOR_MIB", "SGLANG_PREFILL_GRAPH_MIB",
            "SGLANG_PREFILL_GRAPH_MLA_MIB", "SGLANG_REQS_PER_CONTEXT", "SGLANG_REQS_MIN",
-           "SGLANG_REQS_MAX")
+           "SGLANG_REQS_MAX", "LLAMACPP_FIT_MARGIN", "LLAMACPP_FIT_MIN_CTX", "LLAMACPP_FIT_ALIGN", "OLLAMA_NUM_PARALLEL")
 
 
 def export() -> dict:
@@ -183,6 +218,8 @@ def export() -> dict:
         "fp8_kv_flag": dict(FP8_KV_FLAG),
         "safetensors_engines": list(SAFETENSORS_ENGINES),
         "sglang_tiers": [list(t) for t in SGLANG_TIERS],
+        "ollama_ctx_tiers": [list(t) for t in OLLAMA_CTX_TIERS],
+        "releases": {k: dict(v) for k, v in RELEASES.items()},
         "sglang_prefill_graph_steps": [list(t) for t in SGLANG_PREFILL_GRAPH_STEPS],
         "numbers": {name: g[name] for name in NUMBERS},
     }

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import math
 
-from errorkb.calculator.facts import (MAX_SEQS, MIB, OLLAMA_RESERVE, PER_TOKEN_PROBE, RUNTIME_CONTEXT, TIGHT_MARGIN,
-                                      VLLM_BATCHED_SMALL, VLLM_BLOCK)
+from errorkb.calculator.facts import (LLAMACPP_FIT_MARGIN, MAX_SEQS, MIB, OLLAMA_NUM_PARALLEL, OLLAMA_RESERVE,
+                                      PER_TOKEN_PROBE, RELEASES, RUNTIME_CONTEXT, TIGHT_MARGIN, VLLM_BATCHED_SMALL,
+                                      VLLM_BLOCK)
 from errorkb.calculator.inputs import check_inputs
 from errorkb.calculator.links import predicted_errors
-from errorkb.calculator.llamacpp import llamacpp_compute, llamacpp_kv
-from errorkb.calculator.ollama import ollama_graph, ollama_kv
+from errorkb.calculator.llamacpp import fit_layers, llamacpp_compute, llamacpp_fit, llamacpp_kv
+from errorkb.calculator.ollama import ollama_default_ctx, ollama_graph, ollama_kv
 from errorkb.calculator.sglang import sglang_cell, sglang_max_running, sglang_mem_fraction, sglang_reserved
 from errorkb.calculator.vllm import vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead, vllm_page
 from errorkb.calculator.layers import cdiv
@@ -68,6 +69,49 @@ def _plan_sglang(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
     return weights * n, cell * ctx * seqs * n, {k: v * n for k, v in parts.items()}, s["vram_bytes"] * n
 
 
+def _gguf_parts(arch: dict, s: dict, ctx: int, seqs: int) -> tuple[int, int, dict]:
+    """llama.cpp, and Ollama since it runs llama-server: llama.cpp's cells; Ollama before 0.30: its own estimate."""
+    n = s["gpus"]
+    weights = gguf_gpu_weights(arch, s["quant"])
+    if s["engine"] == "ollama" and s.get("ollama_legacy"):
+        kv = ollama_kv(arch, ctx, seqs, s["kv_dtype"])
+        parts = {"graph (Ollama estimate)": ollama_graph(arch, ctx, seqs)}
+    else:
+        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"], s.get("llamacpp_mla_v", False))
+        parts = {"compute buffer": llamacpp_compute(arch) * n}
+    if s["vendor"] != "apple":
+        if s["engine"] == "llamacpp":
+            parts["runtime context"] = RUNTIME_CONTEXT * n
+        else:
+            parts["minimum free memory"] = OLLAMA_RESERVE * n
+    return weights, kv, parts
+
+
+def fit_applies(s: dict) -> bool:
+    """llama.cpp's --fit places the layers: llama-server itself, and Ollama since it starts llama-server without -ngl."""
+    return s["engine"] == "llamacpp" or (s["engine"] == "ollama" and not s.get("ollama_legacy"))
+
+
+def engine_defaults(arch: dict, s: dict, out: dict) -> dict:
+    """What the engine does on its own: llama.cpp's --fit without -c and -ngl, Ollama's default num_ctx, vLLM's auto length."""
+    n, layers = s["gpus"], arch["layers"]
+    if not fit_applies(s):
+        return {}
+    budget = out["available_bytes"] - LLAMACPP_FIT_MARGIN * n
+
+    def use_at(ctx: int) -> tuple[int, int]:
+        weights, kv, parts = _gguf_parts(arch, s, ctx, s["seqs"])
+        return weights + kv, sum(parts.values())
+
+    found = {"fit_gpu_layers": fit_layers(layers, budget, out["weights_bytes"] + out["kv_cache_bytes"], out["overhead_bytes"])}
+    if s["engine"] == "llamacpp":
+        found["llamacpp_defaults"] = llamacpp_fit(layers, arch["native_context"], budget, use_at)
+    else:
+        found["ollama_defaults"] = {"num_ctx": ollama_default_ctx(s["usable_bytes"], arch["native_context"]),
+                                    "num_parallel": OLLAMA_NUM_PARALLEL}
+    return found
+
+
 def plan(arch: dict, s: dict) -> dict:
     """Memory plan for one scenario; s is normalised (see check_inputs)."""
     engine, ctx, seqs, n = s["engine"], s["context"], s["seqs"], s["gpus"]
@@ -77,19 +121,8 @@ def plan(arch: dict, s: dict) -> dict:
         weights, kv, parts, usable = _plan_vllm(arch, s, out)
     elif engine == "sglang":
         weights, kv, parts, usable = _plan_sglang(arch, s, out)
-    elif engine == "llamacpp":
-        weights = gguf_gpu_weights(arch, s["quant"])
-        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"], s.get("llamacpp_mla_v", False))
-        parts = {"compute buffer": llamacpp_compute(arch) * n}
-        if s["vendor"] != "apple":
-            parts["runtime context"] = RUNTIME_CONTEXT * n
-        usable = s["usable_bytes"]
     else:
-        weights = gguf_gpu_weights(arch, s["quant"])
-        kv = ollama_kv(arch, ctx, seqs, s["kv_dtype"])
-        parts = {"graph (Ollama estimate)": ollama_graph(arch, ctx, seqs)}
-        if s["vendor"] != "apple":
-            parts["minimum free memory"] = OLLAMA_RESERVE * n
+        weights, kv, parts = _gguf_parts(arch, s, ctx, seqs)
         usable = s["usable_bytes"]
     overhead = sum(parts.values())
     total = weights + kv + overhead
@@ -129,6 +162,8 @@ def verdict(out: dict, s: dict) -> str:
         return "tight" if out["kv_cache_bytes"] > out["kv_pool_bytes"] * s["gpus"] * (1 - TIGHT_MARGIN) else "fits"
     if out["total_bytes"] > out["available_bytes"] * (1 - TIGHT_MARGIN):
         return "tight"
+    if fit_applies(s) and out["total_bytes"] > out["available_bytes"] - LLAMACPP_FIT_MARGIN * s["gpus"]:
+        return "tight"  # --fit keeps 1 GiB free per GPU: it would move layers to the CPU
     return "fits"
 
 
@@ -169,15 +204,15 @@ def evaluate(arch: dict, scenario: dict) -> dict:
         out["max_seqs"] = max(0, largest(1, MAX_SEQS, lambda k: fits_with(s["context"], k)))
     out["verdict"] = verdict(out, s)
     out["error_ids"] = predicted_errors(out, s)
+    out["release"] = RELEASES[s["engine"]]["release"]
+    out.update(engine_defaults(arch, s, out))
     return out
 
 
 def kv_cache_for(arch: dict, engine: str, kv_dtype: str, context: int, seqs: int = 1) -> int:
     """KV bytes one GPU holds for `seqs` sequences of `context` tokens, as the engine sizes them."""
-    if engine == "llamacpp":
+    if engine in ("llamacpp", "ollama"):  # Ollama allocates through llama-server since 0.30
         return llamacpp_kv(arch, context, seqs, kv_dtype)
-    if engine == "ollama":
-        return ollama_kv(arch, context, seqs, kv_dtype)
     if engine == "sglang":
         return sglang_cell(arch, kv_dtype, 1) * context * seqs
     group_size = vllm_groups(arch)[0]

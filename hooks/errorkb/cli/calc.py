@@ -63,7 +63,7 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
     gguf = f"./{name}-{quant}.gguf"
     if s["engine"] == "llamacpp":
         layers = out["gpu_layers"] if out.get("gpu_layers") is not None and not shrink else 999
-        parts = [f"llama-server -m {gguf}", f"-c {ctx * seqs}", f"-np {seqs}", f"-ngl {layers}"]
+        parts = [f"llama-server -m {gguf}", f"-c {ctx * seqs}", f"-np {seqs}", f"-ngl {layers}", "--fit off"]
         if kv != "f16":
             parts.append(f"-ctk {kv} -ctv {kv}")
         if kv in ("q8_0", "q4_0"):
@@ -78,6 +78,23 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
 
 def gib(n: float) -> str:
     return f"{n / vram.GIB:,.2f} GiB"
+
+
+def defaults_text(s: dict, out: dict) -> list[str]:
+    """What the engine does by itself; the command pins the choice (the page's defaultsFor says the same)."""
+    lines = []
+    if out.get("llamacpp_defaults"):
+        d = out["llamacpp_defaults"]
+        lines.append(f"llama.cpp defaults (no -c, no -ngl, --fit on): {d['context']:,} tokens per sequence, "
+                     f"{d['gpu_layers']} of {out['layers']} layers on the GPU; with -c as set: {out['fit_gpu_layers']} layers")
+    if out.get("ollama_defaults"):
+        d = out["ollama_defaults"]
+        lines.append(f"Ollama defaults here: num_ctx {d['num_ctx']:,}, OLLAMA_NUM_PARALLEL={d['num_parallel']}; "
+                     f"at the context asked, --fit puts {out['fit_gpu_layers']} of {out['layers']} layers on the GPU")
+    if s["engine"] == "vllm":
+        lines.append(f"--max-model-len auto would pick {out['max_context']:,} tokens")
+    lines.append(f"Numbers follow {out['release']}.")
+    return lines
 
 
 def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
@@ -104,6 +121,7 @@ def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
               f"Largest number of concurrent sequences at {s['context']:,} tokens: {out['max_seqs']:,}"]
     for warning in out["warnings"]:
         lines.append(f"Note: {warning}")
+    lines += defaults_text(s, out)
     lines += ["", "Command:", command_for(s["name"], s["hf_repo"], s, out)]
     if out["error_ids"]:
         lines += ["", "What you would see:"] + [f"  {site_url}{page_url('errors', eid)}" for eid in out["error_ids"]]
