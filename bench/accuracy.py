@@ -31,6 +31,7 @@ from errorkb.build.loader import load  # noqa: E402
 
 MIB, GIB = vram.MIB, vram.GIB
 VLLM_POOL_TOLERANCE = 0.10
+WEIGHTS_TOLERANCE = 0.03
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Row:
     error: float | None  # (predicted - reported) / reported
     ok: bool | None  # None: not checked (inputs missing or informative only)
     note: str = ""
+    split: str = "test"  # train: a constant was fitted on this log (field `split` of the log file)
+    release: str = "?"  # engine_version of the log file
 
 
 def read_logs(folder: Path = LOGS) -> list[tuple[str, dict]]:
@@ -132,9 +135,10 @@ def check_vllm(name: str, log: dict, arch: dict | None, gpus: dict) -> list[Row]
         quant = None
     if rep.get("weights_gib") is not None:
         if quant:
-            w = vram.weights_bytes(arch, quant) / tp / GIB
+            w = vram.vllm_weights(arch, quant) / tp / GIB
+            error = rel(w, rep["weights_gib"])
             rows.append(Row(name, "vllm", "weights", f"{rep['weights_gib']:.2f} GiB", f"{w:.2f} GiB",
-                            rel(w, rep["weights_gib"]), None, "informative"))
+                            error, abs(error) <= WEIGHTS_TOLERANCE, "within 3% of 'Model loading took'"))
     if avail is None:
         return rows
     missing = [what for what, value in (("GPU memory", total), ("gpu_memory_utilization", st.get("gpu_memory_utilization")),
@@ -149,12 +153,19 @@ def check_vllm(name: str, log: dict, arch: dict | None, gpus: dict) -> list[Row]
     note = "within 10%"
     if "# CPU blocks" in text:  # the V0 engine profiled max(max_model_len, 2048) tokens (no chunked prefill up to 32K)
         scenario["max_num_batched_tokens"] = max(scenario["context"], 2048)
+        scenario["vllm_v0"] = True
         note += "; V0 engine: profile over max_model_len tokens"
+    if st.get("max_num_batched_tokens"):
+        scenario["max_num_batched_tokens"] = st["max_num_batched_tokens"]
     out = vram.plan(arch, vram.check_inputs(arch, scenario)[0])
     predicted = out["kv_pool_bytes"] / GIB if out["kv_pool_bytes"] > 0 else (out["available_bytes"] - out["weights_bytes"] - out["overhead_bytes"]) / tp / GIB
     error = rel(predicted, avail)
     rows.append(Row(name, "vllm", "KV pool", f"{avail:.2f} GiB", f"{predicted:.2f} GiB", error,
                     abs(error) <= VLLM_POOL_TOLERANCE, note))
+    if log.get("outcome"):  # the log shows the engine starting or refusing to
+        said = "start" if out["starts"] else "fail"
+        rows.append(Row(name, "vllm", "verdict", log["outcome"], said, None, said == log["outcome"],
+                        "the engine's own start-up check on the predicted pool"))
     return rows
 
 
@@ -166,13 +177,30 @@ def rows(root: Path = ROOT) -> list[Row]:
         arch = arch_for(log, models)
         if arch is not None and log.get("model") is None and arch.get("family") is None:
             arch["family"] = family_of(log.get("architecture_source") or "")
-        out += check_vllm(name, log, arch, gpus) if log["engine"] == "vllm" else check_gguf(name, log, arch)
+        found = check_vllm(name, log, arch, gpus) if log["engine"] == "vllm" else check_gguf(name, log, arch)
+        for row in found:
+            row.split = log.get("split") or "test"
+            row.release = str(log.get("engine_version") or "?")
+        out += found
     return out
 
 
+def summary(items: list[Row]) -> str:
+    """Per engine, release and split: checks passed and the largest error."""
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    for r in items:
+        if r.ok is not None:
+            groups.setdefault((r.engine, r.release, r.split), []).append(r)
+    lines = ["engine    release   split  passed  largest |error|"]
+    for (engine, release, split), rows_ in sorted(groups.items()):
+        worst = max((abs(r.error) for r in rows_ if r.error is not None), default=0.0)
+        lines.append(f"{engine:<9} {release:<9} {split:<6} {sum(r.ok for r in rows_):>2}/{len(rows_):<4} {100 * worst:.1f}%")
+    return "\n".join(lines)
+
+
 def table(items: list[Row]) -> str:
-    head = ("case", "engine", "quantity", "reported", "predicted", "error", "result")
-    body = [(r.case, r.engine, r.quantity, r.reported, r.predicted, "" if r.error is None else f"{100 * r.error:+.1f}%",
+    head = ("case", "split", "engine", "quantity", "reported", "predicted", "error", "result")
+    body = [(r.case, r.split, r.engine, r.quantity, r.reported, r.predicted, "" if r.error is None else f"{100 * r.error:+.1f}%",
              {True: "ok", False: "OFF", None: "-"}[r.ok] + (f" ({r.note})" if r.note else "")) for r in items]
     widths = [max(len(str(x[i])) for x in [head, *body]) for i in range(len(head) - 1)]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(line, widths)) + "  " + line[-1] for line in [head, *body]]
@@ -187,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     items = rows()
-    print(json.dumps([asdict(r) for r in items], indent=1) if args.json else table(items))
+    print(json.dumps([asdict(r) for r in items], indent=1) if args.json else table(items) + "\n\n" + summary(items))
     return 0
 
 

@@ -47,6 +47,10 @@ def on_files(files, config):
     return files
 
 
+def on_page_markdown(markdown, page, config, files):
+    return pipeline.fill_page(page.file.src_uri, markdown)
+
+
 def on_page_content(html, page, config, files):
     if page.file.src_uri in _build.get("generated", ()):
         return safety.clean_html(html)

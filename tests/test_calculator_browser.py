@@ -41,7 +41,7 @@ def answer(page) -> dict:
 
 def expected(entries, engine, context, seqs=1, kv="auto"):
     models, gpus = entries
-    sc = hardware.scenario(GPU, gpus[GPU], engine, context, None, kv, seqs)
+    sc = hardware.scenario(GPU, hardware.gpu_of(gpus[GPU]), engine, context, None, kv, seqs)
     return vram.evaluate(hardware.arch_of(models[MODEL]), sc)
 
 
@@ -74,7 +74,8 @@ def test_fill_the_form_then_reload_from_the_copied_link(page, site_server, entri
     assert again.is_checked("input[name=engine][value=vllm]")
 
 
-@pytest.mark.parametrize("engine,context,kv", [("llamacpp", 32768, "q8_0"), ("ollama", 8192, "f16"), ("vllm", 8192, "fp8")])
+@pytest.mark.parametrize("engine,context,kv", [("llamacpp", 32768, "q8_0"), ("ollama", 8192, "f16"), ("vllm", 8192, "fp8"),
+                                               ("sglang", 8192, "fp8")])
 def test_page_and_cli_agree(page, site_server, entries, engine, context, kv):
     open_calculator(page, f"{site_server}will-it-run/?m={MODEL}&e={engine}&ctx={context}&g={GPU}&kv={kv}")
     out = expected(entries, engine, context, kv=kv)

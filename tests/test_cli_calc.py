@@ -17,7 +17,7 @@ if str(ROOT / "hooks") not in sys.path:
 from errorkb.cli import main as cli
 from errorkb.cli import calc as cli_calc
 from errorkb.calculator import hardware
-from errorkb.calculator import vram  # noqa: E402
+from errorkb.calculator import facts, vram  # noqa: E402
 from errorkb.build.loader import load  # noqa: E402
 
 ENTRIES = load(ROOT).entries
@@ -35,6 +35,20 @@ def test_json_has_the_promised_fields(capsys):
     assert code == 0 and REQUIRED | {"kv_pool_bytes", "kv_pool_tokens"} <= out.keys()
     assert out["total_bytes"] == out["weights_bytes"] + out["kv_cache_bytes"] + out["overhead_bytes"]
     assert out["kv_pool_tokens"] % 16 == 0
+
+
+def test_sglang_json_and_command(capsys):
+    """SGLang's default fraction for the card is in the answer and in the command that starts it."""
+    code, out = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "sglang", "--context", "8192", "--gpu", "rtx-4090",
+                        "--kv-dtype", "fp8")
+    assert code == 0 and REQUIRED | {"kv_pool_bytes", "kv_pool_tokens", "mem_fraction_static"} <= out.keys()
+    expected = vram.sglang_mem_fraction(GPUS["rtx-4090"].memory_mib * vram.MIB, 1, False, True)
+    assert out["mem_fraction_static"] == expected
+    assert f"--mem-fraction-static {expected}" in out["command"] and "--kv-cache-dtype fp8_e5m2" in out["command"]
+    assert out["command"].startswith("python -m sglang.launch_server --model-path meta-llama/")
+    code, fixed = kb_json(capsys, "--model", "llama-3.1-8b", "--engine", "sglang", "--context", "8192", "--gpu", "rtx-4090",
+                          "--mem-fraction-static", "0.5")
+    assert code == 1 and fixed["mem_fraction_static"] == 0.5 and fixed["error_ids"] == ["sglang-kv-cache-out-of-memory"]
 
 
 def test_vram_gib_is_the_driver_total(capsys):
@@ -61,6 +75,8 @@ SCENARIOS = [
     ("gemma-3-27b", {"engine": "llamacpp", "context": 32768, "seqs": 2, "kv_dtype": "q8_0"}),
     ("llama-3.1-70b", {"engine": "llamacpp", "context": 8192, "quant": "Q4_K_M"}),
     ("qwen3-8b", {"engine": "ollama", "context": 16384, "seqs": 4, "kv_dtype": "q4_0"}),
+    ("llama-3.1-8b", {"engine": "sglang", "context": 8192, "seqs": 3, "kv_dtype": "fp8", "gpus": 2}),
+    ("llama-3.1-8b", {"engine": "sglang", "context": 131072, "quant": "awq-int4", "mem_fraction_static": 0.85}),
 ]
 
 
@@ -69,7 +85,7 @@ def test_page_and_cli_print_the_same_command():
     jobs, expected = [], []
     for mid, change in SCENARIOS:
         arch = hardware.arch_of(MODELS[mid])
-        sc = {**hardware.scenario("rtx-4090", GPUS["rtx-4090"], change["engine"], change["context"]), **change,
+        sc = {**hardware.scenario("rtx-4090", hardware.gpu_of(GPUS["rtx-4090"]), change["engine"], change["context"]), **change,
               "native_dtype": arch["native_dtype"]}
         out = vram.evaluate(arch, sc)
         s = vram.check_inputs(arch, sc)[0] | {"native_dtype": arch["native_dtype"]}
@@ -77,10 +93,12 @@ def test_page_and_cli_print_the_same_command():
         jobs.append({"name": mid, "repo": MODELS[mid].hf_repo, "arch": arch, "scenario": sc})
     script = ("import * as v from './site_src/javascripts/vram.mjs';"
               "import { commandFor } from './site_src/javascripts/will-it-run.mjs';"
+              "v.configure(JSON.parse(process.argv[2]));"
               "const jobs = JSON.parse(process.argv[1]);"
               "console.log(JSON.stringify(jobs.map(j => { const o = v.evaluate(j.arch, j.scenario);"
               " return commandFor(j.name, j.repo, o.scenario, o); })));")
-    got = json.loads(subprocess.run(["node", "--input-type=module", "-e", script, json.dumps(jobs)], cwd=ROOT, check=True,
+    got = json.loads(subprocess.run(["node", "--input-type=module", "-e", script, json.dumps(jobs),
+                                     json.dumps(facts.export())], cwd=ROOT, check=True,
                                     capture_output=True, text=True).stdout)
     assert got == expected
 
@@ -89,7 +107,14 @@ def test_calculator_data_is_json_and_complete():
     data = hardware.calculator_data(MODELS, GPUS)
     assert json.loads(json.dumps(data)) == data
     assert set(data["models"]) == set(MODELS) and set(data["gpus"]) == set(GPUS)
-    assert all(set(hardware.ERROR_IDS) == set(data["errors"]) for _ in [0])
+    assert set(data["errors"]) == set(facts.ERROR_IDS.values())
+    assert data["facts"] == facts.export()
+
+
+def test_every_failure_links_to_a_real_entry():
+    """The ids a predicted failure links to are entries of the KB, so no link from the calculator is dead."""
+    missing = sorted(set(facts.ERROR_IDS.values()) - set(ENTRIES["errors"]))
+    assert not missing, f"calculator links to entries that do not exist: {missing}"
 
 
 def test_every_real_entry_gets_a_page():

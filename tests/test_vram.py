@@ -15,6 +15,8 @@ if str(ROOT / "hooks") not in sys.path:
     sys.path.insert(0, str(ROOT / "hooks"))
 
 from errorkb.calculator import vram  # noqa: E402
+from errorkb.calculator import facts as _facts  # noqa: E402
+from errorkb.calculator.hardware import scenario  # noqa: E402
 
 CASES = json.loads((ROOT / "tests" / "calculator_cases.json").read_text(encoding="utf-8"))
 ARCHS = CASES["archs"]
@@ -27,7 +29,13 @@ def arch_of(case: dict) -> dict:
 
 @pytest.mark.parametrize("case", CASES["cases"], ids=[c["name"] for c in CASES["cases"]])
 def test_case(case):
-    out = vram.evaluate(arch_of(case), case["scenario"])
+    call = case.get("call", "evaluate")
+    if call == "kv_cache_for":
+        out = {"value": vram.kv_cache_for(arch_of(case), *case["args"])}
+    elif call == "scenario":
+        out = {"value": scenario(*case["args"])}
+    else:
+        out = getattr(vram, call)(arch_of(case), case["scenario"])
     expect = dict(case["expect"])
     text = expect.pop("errors_contain", None)
     if text is not None:
@@ -42,7 +50,7 @@ def test_every_case_explains_its_numbers():
 
 
 ENGINE_DEFAULTS = {"vllm": ("bf16", ("fp8", "bf16")), "llamacpp": ("Q4_K_M", ("q4_0", "q8_0", "f16")),
-                   "ollama": ("Q4_K_M", ("q4_0", "q8_0", "f16"))}
+                   "ollama": ("Q4_K_M", ("q4_0", "q8_0", "f16")), "sglang": ("bf16", ("fp8", "bf16"))}
 CONTEXTS = [1, 100, 255, 256, 257, 1000, 4096, 5000, 8192, 16385, 32768, 65536, 131072]
 
 
@@ -84,7 +92,7 @@ def test_max_context_is_the_boundary(engine, vram_gib):
     out = vram.evaluate(arch, base)
     top = out["max_context"]
     if 0 < top < arch["native_context"]:
-        seqs = 1 if engine == "vllm" else 2  # vLLM's limit is one request of max_model_len
+        seqs = 1 if engine in ("vllm", "sglang") else 2  # their limit is one request of the maximum length
         at = vram.evaluate(arch, {**base, "context": top, "seqs": seqs})
         over = vram.evaluate(arch, {**base, "context": top + 1, "seqs": seqs})
         assert at["fits"] and not over["fits"]
@@ -103,17 +111,30 @@ def test_no_nan_anywhere_on_valid_input():
                 assert value == value and value not in (float("inf"), float("-inf")), key
 
 
+def test_the_facts_file_the_javascript_tests_read_is_current(update_golden):
+    """tests/calculator_facts.json is what the build exports; node --test reads it in place of the site's JSON."""
+    path = ROOT / "tests" / "calculator_facts.json"
+    text = json.dumps(_facts.export(), indent=1, sort_keys=True) + "\n"
+    if update_golden:
+        path.write_text(text, encoding="utf-8")
+    assert path.read_text(encoding="utf-8") == text, "stale: run pytest --update-golden tests/test_vram.py"
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_javascript_constants_match():
-    """The ES module's tables are a copy: compare them value by value."""
+def test_javascript_has_no_copy_of_a_fact():
+    """vram.mjs reads its tables from the facts: with other facts installed, it must answer differently."""
+    changed = _facts.export()
+    changed["numbers"]["LLAMACPP_PAD"] = 512
+    changed["quants"]["Q4_K_M"]["bpw"] = 8
+    changed["error_ids"]["llamacpp_malloc"] = "some-other-entry"
+    arch = ARCHS["llama-3.1-8b"]
+    sc = {"engine": "llamacpp", "context": 300, "vram_bytes": 1 * GIB}
     script = ("import * as v from './site_src/javascripts/vram.mjs';"
-              "console.log(JSON.stringify({kv: v.KV_TYPES, byEngine: v.KV_BY_ENGINE, quants: v.QUANTS, c: v.C,"
-              " ollama: v.OLLAMA_KV_BPE, native: v.NATIVE_TO_VLLM}));")
-    js = json.loads(subprocess.run(["node", "--input-type=module", "-e", script], cwd=ROOT, check=True,
-                                   capture_output=True, text=True).stdout)
-    assert js["kv"] == {k: list(v) for k, v in vram.KV_TYPES.items()}
-    assert js["byEngine"] == {k: list(v) for k, v in vram.KV_BY_ENGINE.items()}
-    assert js["quants"] == {k: {**q, "engines": list(q["engines"])} for k, q in vram.QUANTS.items()}
-    assert js["ollama"] == vram.OLLAMA_KV_BPE and js["native"] == vram.NATIVE_TO_VLLM
-    for name, value in js["c"].items():
-        assert getattr(vram, name) == value, name
+              "const [facts, arch, sc] = process.argv.slice(1).map(JSON.parse); v.configure(facts);"
+              "const o = v.evaluate(arch, sc); console.log(JSON.stringify([o.kv_cache_bytes, o.weights_bytes, o.error_ids]));")
+    run = lambda f: json.loads(subprocess.run(["node", "--input-type=module", "-e", script, json.dumps(f), json.dumps(arch),
+                                               json.dumps(sc)], cwd=ROOT, check=True, capture_output=True, text=True).stdout)
+    out = vram.evaluate(arch, sc)
+    assert run(_facts.export()) == [out["kv_cache_bytes"], out["weights_bytes"], out["error_ids"]]
+    kv, weights, ids = run(changed)
+    assert kv == vram.llamacpp_kv(arch, 512, 1, "f16") and weights > out["weights_bytes"] and "some-other-entry" in ids

@@ -1,36 +1,23 @@
-// Calculator math for the "Will it run?" page: a line-by-line mirror of
-// hooks/errorkb/calculator/vram.py (read its docstrings and constants for the why).
-// Pure functions over plain objects with the same snake_case keys; both run
-// over tests/calculator_cases.json, so the two cannot drift apart.
+// Calculator math for the "Will it run?" page: the browser twin of the Python
+// package hooks/errorkb/calculator/ (read its docstrings for the why). Every
+// constant comes from the facts the build exports (api/v1/calculator.json,
+// key "facts"; errorkb.calculator.facts.export): call configure(facts) once
+// before anything else. Pure functions over plain objects with the same
+// snake_case keys; both run over tests/calculator_cases.json.
 
-export const GIB = 1024 ** 3;
-export const MIB = 1024 ** 2;
-export const ENGINES = ["vllm", "llamacpp", "ollama"];
-export const ENGINE_NAMES = { vllm: "vLLM", llamacpp: "llama.cpp", ollama: "Ollama" };
-export const KV_TYPES = { f32: [4, 1], f16: [2, 1], bf16: [2, 1], fp8: [1, 1], q8_0: [34, 32], q4_0: [18, 32] };
-export const KV_BY_ENGINE = { vllm: ["f16", "bf16", "fp8"], llamacpp: ["f16", "bf16", "q8_0", "q4_0"], ollama: ["f16", "q8_0", "q4_0"] };
-export const OLLAMA_KV_BPE = { f16: 2, q8_0: 1, q4_0: 0.5 };
-const GGUF = [["F16", 16.0005], ["Q8_0", 8.5008], ["Q6_K", 6.5633], ["Q5_K_M", 5.7036], ["Q5_K_S", 5.5704],
-  ["Q4_K_M", 4.8944], ["Q4_K_S", 4.6672], ["IQ4_XS", 4.4597], ["Q3_K_L", 4.2979], ["Q3_K_S", 3.6429],
-  ["IQ3_M", 3.7628], ["Q2_K", 3.1593], ["MXFP4", 4.25]];
-export const QUANTS = {
-  bf16: { engines: ["vllm"], bpw: 16, embed_bpw: 16 },
-  f16: { engines: ["vllm"], bpw: 16, embed_bpw: 16 },
-  fp8: { engines: ["vllm"], bpw: 8, embed_bpw: 16 },
-  "awq-int4": { engines: ["vllm"], bpw: 4.15625, embed_bpw: 16 },
-  "gptq-int4": { engines: ["vllm"], bpw: 4.15625, embed_bpw: 16 },
-  mxfp4: { engines: ["vllm"], bpw: 4.25, embed_bpw: 16 },
-  ...Object.fromEntries(GGUF.map(([name, bpw]) => [name, { engines: ["llamacpp", "ollama"], bpw, embed_bpw: bpw }])),
-};
-export const NATIVE_TO_VLLM = { bf16: "bf16", f16: "f16", fp8: "fp8", mxfp4: "mxfp4", f32: "bf16" };
-export const C = {
-  VLLM_BLOCK: 16, VLLM_DEFAULT_UTIL: 0.9, VLLM_LARGE_CARD: 70 * GIB,
-  VLLM_BATCHED_LARGE: 8192, VLLM_SEQS_LARGE: 1024, VLLM_BATCHED_SMALL: 2048, VLLM_SEQS_SMALL: 256,
-  VLLM_ACT_PER_TOKEN_HIDDEN: 27, VLLM_SAMPLER_COPIES: 3, VLLM_NON_TORCH: 256 * MIB, VLLM_NON_TORCH_TP: 768 * MIB,
-  LLAMACPP_PAD: 256, LLAMACPP_PAD_LEGACY: 32, LLAMACPP_UBATCH: 512, RUNTIME_CONTEXT: 256 * MIB, OLLAMA_BATCH: 512,
-  OLLAMA_GPT_OSS_WINDOW: 4096, OLLAMA_RESERVE: 457 * MIB, APPLE_SHARE_FALLBACK: 0.67, TIGHT_MARGIN: 0.05,
-  MAX_CONTEXT: 16777216, MAX_SEQS: 4096,
-};
+export let F = null;   // the facts: tables by their export() names
+export let C = null;   // the numeric constants by their Python names
+export let ENGINES, ENGINE_NAMES, KV_TYPES, KV_BY_ENGINE, OLLAMA_KV_BPE, QUANTS, NATIVE_TO_VLLM, GIB, MIB;
+
+/** Install the facts the build exported; returns them for chaining. */
+export function configure(facts) {
+  F = facts;
+  C = facts.numbers;
+  ({ engines: ENGINES, engine_names: ENGINE_NAMES, kv_types: KV_TYPES, kv_by_engine: KV_BY_ENGINE,
+    ollama_kv_bpe: OLLAMA_KV_BPE, quants: QUANTS, native_to_vllm: NATIVE_TO_VLLM } = facts);
+  GIB = C.GIB; MIB = C.MIB;
+  return facts;
+}
 
 const fmt = (n) => n.toLocaleString("en-US");
 export const cdiv = (a, b) => Math.floor((a + b - 1) / b);
@@ -54,12 +41,9 @@ const whole = (v) => (typeof v === "number" && Number.isFinite(v) && Number.isIn
 const number = (v) => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const get = (o, k, d) => (k in o ? o[k] : d);
 
-const ARCH_BOUNDS = { layers: [1, 512], hidden_size: [64, 131072], attention_heads: [1, 1024], kv_heads: [1, 1024],
-  head_dim: [8, 1024], vocab_size: [256, 4000000], native_context: [512, C.MAX_CONTEXT], params_total: [1000000, 1e13] };
-
 export function checkArch(arch) {
   const errors = [];
-  for (const [key, [lo, hi]] of Object.entries(ARCH_BOUNDS)) {
+  for (const [key, [lo, hi]] of Object.entries(F.arch_bounds)) {
     const v = whole(arch[key]);
     if (v === null || v < lo || v > hi) errors.push(`Architecture: ${key} must be a whole number from ${fmt(lo)} to ${fmt(hi)}.`);
   }
@@ -71,25 +55,35 @@ export function checkArch(arch) {
   return errors;
 }
 
+/** The weight format the engine loads when the user picks none. */
+const safetensors = (engine) => F.safetensors_engines.includes(engine);
+
+export function defaultQuant(engine, nativeDtype) {
+  if (safetensors(engine)) return NATIVE_TO_VLLM[nativeDtype || "bf16"] || "bf16";
+  return F.default_gguf_quant;
+}
+
 export function checkInputs(arch, sc) {
   const errors = checkArch(arch);
   const warnings = [];
   const engine = sc.engine;
-  if (!ENGINES.includes(engine)) return [sc, [...errors, "Pick an engine: vllm, llamacpp or ollama."], warnings];
+  if (!ENGINES.includes(engine)) {
+    return [sc, [...errors, `Pick an engine: ${ENGINES.slice(0, -1).join(", ")} or ${ENGINES[ENGINES.length - 1]}.`], warnings];
+  }
   const s = { ...sc };
   s.vendor = sc.vendor || "nvidia";
   const native = arch.native_dtype || "bf16";
-  s.quant = sc.quant || (engine === "vllm" ? NATIVE_TO_VLLM[native] || "bf16" : "Q4_K_M");
+  s.quant = sc.quant || defaultQuant(engine, native);
   if (!(s.quant in QUANTS) || !QUANTS[s.quant].engines.includes(engine)) {
     const names = Object.keys(QUANTS).filter((k) => QUANTS[k].engines.includes(engine)).join(", ");
     errors.push(`${s.quant} is not a weight format for ${engine}; choose one of ${names}.`);
   }
   let kv = sc.kv_dtype || "auto";
-  if (kv === "auto") kv = engine === "vllm" && ["bf16", "fp8", "mxfp4"].includes(native) ? "bf16" : "f16";
+  if (kv === "auto") kv = safetensors(engine) && F.vllm_auto_kv_bf16.includes(native) ? "bf16" : "f16";
   s.kv_dtype = kv;
   if (!KV_BY_ENGINE[engine].includes(kv)) errors.push(`${engine} has no ${kv} KV cache; it offers ${KV_BY_ENGINE[engine].join(", ")}.`);
   for (const [key, lo, hi, label] of [["context", 1, C.MAX_CONTEXT, "Context"], ["seqs", 1, C.MAX_SEQS, "Concurrent sequences"],
-    ["gpus", 1, 64, "GPU count"]]) {
+    ["gpus", 1, C.MAX_GPUS, "GPU count"]]) {
     const v = whole(get(sc, key, key !== "context" ? 1 : null));
     if (v === null || v < lo || v > hi) errors.push(`${label} must be a whole number from ${fmt(lo)} to ${fmt(hi)}.`);
     s[key] = v;
@@ -99,25 +93,34 @@ export function checkInputs(arch, sc) {
     errors.push(`Context ${fmt(s.context)} is longer than the model's native ${fmt(nativeCtx)} tokens.`);
   }
   const vram = number(sc.vram_bytes);
-  if (vram === null || vram < 256 * MIB || vram > 2048 * GIB) errors.push("GPU memory must be between 0.25 and 2048 GiB per GPU.");
+  const [vLo, vHi] = F.input_bounds.vram_bytes;
+  if (vram === null || vram < vLo || vram > vHi) errors.push(`GPU memory must be between ${vLo / GIB} and ${vHi / GIB} GiB per GPU.`);
   else s.vram_bytes = Math.floor(vram);
   const util = number(get(sc, "gpu_memory_utilization", C.VLLM_DEFAULT_UTIL));
-  if (engine === "vllm" && (util === null || util < 0.05 || util > 1)) errors.push("gpu_memory_utilization must be a fraction from 0.05 to 1.");
+  const [uLo, uHi] = F.input_bounds.gpu_memory_utilization;
+  if (engine === "vllm" && (util === null || util < uLo || util > uHi)) errors.push(`gpu_memory_utilization must be a fraction from ${uLo} to ${uHi}.`);
   s.gpu_memory_utilization = util;
+  const fraction = sc.mem_fraction_static;
+  const [fLo, fHi] = F.input_bounds.mem_fraction_static;
+  if (engine === "sglang" && fraction !== undefined && fraction !== null && !((number(fraction) || 0) >= fLo && number(fraction) <= fHi)) {
+    errors.push(`mem_fraction_static must be a fraction from ${fLo} to ${fHi}.`);
+  }
+  s.mem_fraction_static = fraction !== undefined && fraction !== null ? number(fraction) : null;
   if (s.vendor === "apple") {
-    if (engine === "vllm") errors.push("vLLM does not run on Apple GPUs; pick llama.cpp or Ollama.");
+    if (safetensors(engine)) errors.push(`${ENGINE_NAMES[engine]} does not run on Apple GPUs; pick llama.cpp or Ollama.`);
     if (s.gpus && s.gpus > 1) errors.push("A Mac has one GPU; set the count to 1.");
   }
-  if (engine === "vllm" && s.gpus && !errors.length && arch.attention_heads % s.gpus) {
-    errors.push(`vLLM needs the ${arch.attention_heads} attention heads to divide evenly over ${s.gpus} GPUs.`);
+  if (safetensors(engine) && s.gpus && !errors.length && arch.attention_heads % s.gpus) {
+    errors.push(`${ENGINE_NAMES[engine]} needs the ${arch.attention_heads} attention heads to divide evenly over ${s.gpus} GPUs.`);
   }
   const batched = sc.max_num_batched_tokens;
-  if (batched !== undefined && batched !== null && !((whole(batched) || 0) >= 1 && whole(batched) <= 1048576)) {
-    errors.push("max_num_batched_tokens must be a whole number from 1 to 1,048,576.");
+  const [bLo, bHi] = F.input_bounds.max_num_batched_tokens;
+  if (batched !== undefined && batched !== null && !((whole(batched) || 0) >= bLo && whole(batched) <= bHi)) {
+    errors.push(`max_num_batched_tokens must be a whole number from ${fmt(bLo)} to ${fmt(bHi)}.`);
   }
   s.llamacpp_pad = sc.llamacpp_pad || C.LLAMACPP_PAD;
   if (s.llamacpp_pad !== C.LLAMACPP_PAD && s.llamacpp_pad !== C.LLAMACPP_PAD_LEGACY) {
-    errors.push("llamacpp_pad is 256 (current builds) or 32 (older builds without flash attention).");
+    errors.push(`llamacpp_pad is ${C.LLAMACPP_PAD} (current builds) or ${C.LLAMACPP_PAD_LEGACY} (older builds without flash attention).`);
   }
   if (errors.length) return [s, errors, warnings];
   let share = number(sc.unified_share);
@@ -127,7 +130,7 @@ export function checkInputs(arch, sc) {
   } else {
     s.usable_bytes = s.vram_bytes * s.gpus;
   }
-  if (engine === "vllm" && s.gpus > arch.kv_heads) warnings.push("More GPUs than KV heads: vLLM copies each KV head to several GPUs.");
+  if (safetensors(engine) && s.gpus > arch.kv_heads) warnings.push(`More GPUs than KV heads: ${ENGINE_NAMES[engine]} copies each KV head to several GPUs.`);
   return [s, errors, warnings];
 }
 
@@ -135,11 +138,30 @@ export function checkInputs(arch, sc) {
 
 export const embeddingParams = (arch) => arch.vocab_size * arch.hidden_size;
 
-export function weightsBytes(arch, quant) {
-  const q = QUANTS[quant];
+/** Parameters by tensor class (errorkb.calculator.weights.tensor_classes). */
+export function tensorClasses(arch, quant) {
   const emb = Math.min(embeddingParams(arch) * (arch.tie_word_embeddings ? 1 : 2), arch.params_total);
-  const body = arch.params_total - emb;
-  return Math.floor((body * q.bpw) / 8) + Math.floor((emb * q.embed_bpw) / 8);
+  const classes = { embeddings: emb, attention: 0, router: 0 };
+  if ("attn_bpw" in QUANTS[quant] && !arch.mla) {
+    classes.attention = arch.layers * arch.hidden_size * arch.head_dim * 2 * (arch.attention_heads + arch.kv_heads);
+    classes.router = arch.layers * arch.hidden_size * (arch.experts || 0);
+  }
+  classes.body = Math.max(0, arch.params_total - classes.embeddings - classes.attention - classes.router);
+  return classes;
+}
+
+export function weightsBytes(arch, quant, bodyScale = 1) {
+  const q = QUANTS[quant];
+  const c = tensorClasses(arch, quant);
+  const wide = c.attention + c.router;
+  return Math.floor((c.body * bodyScale * q.bpw) / 8) + Math.floor((c.embeddings * q.embed_bpw) / 8)
+    + Math.floor((wide * (q.attn_bpw ?? q.bpw)) / 8);
+}
+
+export function vllmWeights(arch, quant) {
+  let scale = 1;
+  if (quant === "mxfp4" && arch.experts) scale = pad(arch.hidden_size, C.VLLM_MXFP4_HIDDEN_ALIGN) / arch.hidden_size;
+  return weightsBytes(arch, quant, scale);
 }
 
 export function ggufGpuWeights(arch, quant) {
@@ -150,14 +172,14 @@ export function ggufGpuWeights(arch, quant) {
 
 // ----------------------------------------------------------- the engines
 
-export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD) {
+export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD, mlaV = false) {
   const cells = pad(context, cellPad);
   const swaCells = Math.min(cells, pad((arch.sliding_window || 0) + C.LLAMACPP_UBATCH, cellPad));
   let total = 0;
   for (const kind of layerKinds(arch)) {
     let perCell;
     if (kind === "mla") {
-      perCell = rowBytes(kv, arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) + rowBytes(kv, arch.mla.kv_lora_rank);
+      perCell = rowBytes(kv, arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) + (mlaV ? rowBytes(kv, arch.mla.kv_lora_rank) : 0);
     } else {
       perCell = 2 * rowBytes(kv, arch.kv_heads * arch.head_dim);
     }
@@ -217,16 +239,120 @@ export function vllmBatched(vramBytes, gpuId) {
   return [C.VLLM_BATCHED_SMALL, C.VLLM_SEQS_SMALL];
 }
 
-export function vllmOverhead(arch, batched, maxSeqs, tp) {
+export function vllmOverhead(arch, batched, maxSeqs, tp, v0 = false) {
   const samplerReqs = Math.min(maxSeqs, batched);
+  const copies = v0 ? C.VLLM_SAMPLER_COPIES_V0 : C.VLLM_SAMPLER_COPIES;
   return {
     "activation peak": Math.max(Math.floor((batched * arch.hidden_size * C.VLLM_ACT_PER_TOKEN_HIDDEN) / tp),
-      samplerReqs * arch.vocab_size * 4 * C.VLLM_SAMPLER_COPIES),
+      samplerReqs * arch.vocab_size * 4 * copies),
     "non-torch memory": C.VLLM_NON_TORCH + (tp > 1 ? C.VLLM_NON_TORCH_TP : 0),
   };
 }
 
+// SGLang (errorkb.calculator.sglang): the default --mem-fraction-static and the token pool.
+export function sglangTier(gpuMib, tp) {
+  for (const [bound, chunk, bsSmall, bsLarge] of F.sglang_tiers) {
+    if (bound === null || gpuMib < bound) return [chunk, tp < 4 ? bsSmall : bsLarge];
+  }
+  throw new Error("the last tier has no bound");
+}
+
+export function sglangPrefillGraphSizes(maxTokens) {
+  let count = 0;
+  for (const [first, last, step] of F.sglang_prefill_graph_steps) {
+    const top = Math.min(last || maxTokens, maxTokens);
+    if (top >= first) count += Math.floor((top - first) / step) + 1;
+  }
+  return count;
+}
+
+export function sglangReserved(gpuMib, tp, mla, prefillGraphs) {
+  const [chunk, maxBs] = sglangTier(gpuMib, tp);
+  const parts = { metadata: C.SGLANG_RESERVE_BASE_MIB, activations: Math.max(chunk, C.SGLANG_ACT_MIN_TOKENS) * C.SGLANG_ACT_MIB_PER_TOKEN,
+    parallel: (tp / 8) * C.SGLANG_PARALLEL_MIB, "decode graphs": maxBs * C.SGLANG_GRAPH_MIB_PER_BATCH, "prefill graphs": 0 };
+  if (prefillGraphs) parts["prefill graphs"] = mla ? C.SGLANG_PREFILL_GRAPH_MLA_MIB : sglangPrefillGraphSizes(chunk) * C.SGLANG_PREFILL_GRAPH_MIB;
+  const total = Object.values(parts).reduce((a, b) => a + b, 0);
+  if (gpuMib > C.SGLANG_FLOOR_ABOVE_MIB && total < C.SGLANG_FLOOR_MIB) parts["floor for large cards"] = C.SGLANG_FLOOR_MIB - total;
+  return parts;
+}
+
+export function sglangMemFraction(vramBytes, tp, mla, prefillGraphs) {
+  const gpuMib = vramBytes / C.MIB;
+  const reserved = Object.values(sglangReserved(gpuMib, tp, mla, prefillGraphs)).reduce((a, b) => a + b, 0);
+  return Math.floor(((gpuMib - reserved) / gpuMib) * 1000 + 0.5) / 1000;
+}
+
+export function sglangCell(arch, kv, tp) {
+  const size = KV_TYPES[kv][0];
+  if (arch.mla) return arch.layers * (arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) * size;
+  return arch.layers * 2 * Math.max(1, Math.floor(arch.kv_heads / tp)) * arch.head_dim * size;
+}
+
+export function sglangMaxRunning(tokens, context) {
+  const estimated = Math.min(Math.max(Math.trunc((tokens / context) * C.SGLANG_REQS_PER_CONTEXT), C.SGLANG_REQS_MIN), C.SGLANG_REQS_MAX);
+  return Math.max(0, Math.min(estimated, Math.floor(tokens / 2)));
+}
+
 const sum = (obj) => Object.values(obj).reduce((a, b) => a + b, 0);
+
+/** llama.cpp, and Ollama since it runs llama-server: llama.cpp's cells; Ollama before 0.30: its own estimate. */
+function ggufParts(arch, s, ctx, seqs) {
+  const n = s.gpus;
+  const weights = ggufGpuWeights(arch, s.quant);
+  let kv, parts;
+  if (s.engine === "ollama" && s.ollama_legacy) {
+    kv = ollamaKv(arch, ctx, seqs, s.kv_dtype);
+    parts = { "graph (Ollama estimate)": ollamaGraph(arch, ctx, seqs) };
+  } else {
+    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v));
+    parts = { "compute buffer": llamacppCompute(arch) * n };
+  }
+  if (s.vendor !== "apple") {
+    if (s.engine === "llamacpp") parts["runtime context"] = C.RUNTIME_CONTEXT * n;
+    else parts["minimum free memory"] = C.OLLAMA_RESERVE * n;
+  }
+  return { weights, kv, parts };
+}
+
+export const fitApplies = (s) => s.engine === "llamacpp" || (s.engine === "ollama" && !s.ollama_legacy);
+
+export function fitLayers(layers, budget, spread, other) {
+  if (spread + other <= budget) return layers;
+  return Math.max(0, Math.min(layers, Math.floor(((budget - other) * layers) / spread)));
+}
+
+/** What --fit does without -c and -ngl (errorkb.calculator.llamacpp.llamacpp_fit). */
+export function llamacppFit(layers, native, budget, useAt) {
+  const fits = (ctx) => useAt(ctx).reduce((a, b) => a + b, 0) <= budget;
+  const floor = Math.min(native, C.LLAMACPP_FIT_MIN_CTX);
+  if (fits(native)) return { context: native, gpu_layers: layers, context_reduced: false };
+  if (fits(floor)) {
+    let lo = Math.floor(floor / C.LLAMACPP_FIT_ALIGN), hi = Math.floor(Math.max(floor, native) / C.LLAMACPP_FIT_ALIGN);
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi + 1) / 2);
+      if (fits(mid * C.LLAMACPP_FIT_ALIGN)) lo = mid;
+      else hi = mid - 1;
+    }
+    return { context: Math.max(floor, lo * C.LLAMACPP_FIT_ALIGN), gpu_layers: layers, context_reduced: true };
+  }
+  return { context: floor, gpu_layers: fitLayers(layers, budget, ...useAt(floor)), context_reduced: native > floor };
+}
+
+export function ollamaDefaultCtx(totalVram, native) {
+  const [, ctx] = F.ollama_ctx_tiers.find(([atLeast]) => totalVram >= atLeast);
+  return Math.min(ctx, native);
+}
+
+/** What the engine does on its own (errorkb.calculator.verdict.engine_defaults). */
+export function engineDefaults(arch, s, out) {
+  if (!fitApplies(s)) return {};
+  const budget = out.available_bytes - C.LLAMACPP_FIT_MARGIN * s.gpus;
+  const useAt = (ctx) => { const p = ggufParts(arch, s, ctx, s.seqs); return [p.weights + p.kv, sum(p.parts)]; };
+  const found = { fit_gpu_layers: fitLayers(arch.layers, budget, out.weights_bytes + out.kv_cache_bytes, out.overhead_bytes) };
+  if (s.engine === "llamacpp") found.llamacpp_defaults = llamacppFit(arch.layers, arch.native_context, budget, useAt);
+  else found.ollama_defaults = { num_ctx: ollamaDefaultCtx(s.usable_bytes, arch.native_context), num_parallel: C.OLLAMA_NUM_PARALLEL };
+  return found;
+}
 
 export function plan(arch, s) {
   const { engine, context: ctx, seqs, gpus: n } = s;
@@ -236,8 +362,9 @@ export function plan(arch, s) {
     usable = Math.floor(s.vram_bytes * s.gpu_memory_utilization);
     let [batched, maxSeqs] = vllmBatched(s.vram_bytes, s.gpu_id);
     batched = s.max_num_batched_tokens || batched;
-    parts = vllmOverhead(arch, batched, maxSeqs, n);
-    weights = cdiv(weightsBytes(arch, s.quant), n);
+    maxSeqs = s.max_num_seqs || maxSeqs;
+    parts = vllmOverhead(arch, batched, maxSeqs, n, Boolean(s.vllm_v0));
+    weights = cdiv(vllmWeights(arch, s.quant), n);
     const pool = usable - weights - sum(parts);
     const page = vllmPage(arch, s.kv_dtype, n);
     const [groupSize, gFull, gSlide] = vllmGroups(arch);
@@ -252,17 +379,27 @@ export function plan(arch, s) {
     out.starts = starts;
     weights *= n; kv *= n; usable *= n;
     parts = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * n]));
-  } else if (engine === "llamacpp") {
-    weights = ggufGpuWeights(arch, s.quant);
-    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad);
-    parts = { "compute buffer": llamacppCompute(arch) * n };
-    if (s.vendor !== "apple") parts["runtime context"] = C.RUNTIME_CONTEXT * n;
-    usable = s.usable_bytes;
+  } else if (engine === "sglang") {
+    const graphs = s.vendor === "nvidia";
+    const mla = Boolean(arch.mla);
+    const fraction = s.mem_fraction_static || sglangMemFraction(s.vram_bytes, n, mla, graphs);
+    const freeAtStart = s.vram_bytes - C.RUNTIME_CONTEXT;
+    const staticBytes = Math.floor(freeAtStart * fraction);
+    weights = cdiv(weightsBytes(arch, s.quant), n);
+    const pool = staticBytes - weights;
+    const cell = sglangCell(arch, s.kv_dtype, n);
+    const tokens = Math.floor(Math.max(pool, 0) / cell);
+    Object.assign(out, { kv_pool_bytes: Math.max(pool, 0), kv_pool_tokens: tokens, kv_one_request_bytes: cell * ctx,
+      mem_fraction_static: fraction, max_running_requests: sglangMaxRunning(tokens, ctx),
+      sglang_reserved_mib: sglangReserved(s.vram_bytes / C.MIB, n, mla, graphs), max_concurrency: tokens / ctx });
+    out.starts = tokens > 0;
+    out.fits_all = tokens >= ctx * seqs && seqs <= out.max_running_requests;
+    parts = { "kept outside --mem-fraction-static": (freeAtStart - staticBytes) * n, "runtime context": C.RUNTIME_CONTEXT * n };
+    kv = cell * ctx * seqs * n;
+    weights *= n;
+    usable = s.vram_bytes * n;
   } else {
-    weights = ggufGpuWeights(arch, s.quant);
-    kv = ollamaKv(arch, ctx, seqs, s.kv_dtype);
-    parts = { "graph (Ollama estimate)": ollamaGraph(arch, ctx, seqs) };
-    if (s.vendor !== "apple") parts["minimum free memory"] = C.OLLAMA_RESERVE * n;
+    ({ weights, kv, parts } = ggufParts(arch, s, ctx, seqs));
     usable = s.usable_bytes;
   }
   const overhead = sum(parts);
@@ -271,6 +408,8 @@ export function plan(arch, s) {
     total_bytes: total, available_bytes: usable });
   if (engine === "vllm") {
     out.fits = out.starts;
+  } else if (engine === "sglang") {
+    out.fits = out.kv_pool_tokens >= ctx;
   } else {
     out.fits = total <= usable;
     if (!out.fits) {
@@ -301,39 +440,82 @@ export function evaluate(arch, scenario) {
     return s.engine === "vllm" ? p.fits_all : p.fits;
   };
   const limit = arch.native_context;
-  if (s.engine === "vllm") {
+  if (s.engine === "sglang") {
+    out.max_context = Math.min(limit, out.kv_pool_tokens);
+    out.max_seqs = Math.min(Math.floor(out.kv_pool_tokens / s.context), out.max_running_requests);
+  } else if (s.engine === "vllm") {
     out.max_context = Math.max(0, largest(1, limit, (c) => plan(arch, { ...s, context: c, seqs: 1 }).starts));
     out.max_seqs = out.starts ? Math.floor(out.max_concurrency) : 0;
   } else {
     out.max_context = Math.max(0, largest(1, limit, (c) => fitsWith(c, s.seqs)));
-    out.max_seqs = Math.max(0, largest(1, 4096, (k) => fitsWith(s.context, k)));
+    out.max_seqs = Math.max(0, largest(1, C.MAX_SEQS, (k) => fitsWith(s.context, k)));
   }
   out.verdict = verdict(out, s);
   out.error_ids = predictedErrors(out, s);
+  out.release = F.releases[s.engine].release;
+  Object.assign(out, engineDefaults(arch, s, out));
   out.scenario = s;
   return out;
 }
 
 export function verdict(out, s) {
   if (!out.fits) return "no";
-  if (s.engine === "vllm" && !out.fits_all) return "tight";
+  if ((s.engine === "vllm" || s.engine === "sglang") && !out.fits_all) return "tight";
+  if (s.engine === "sglang") return out.kv_cache_bytes > out.kv_pool_bytes * s.gpus * (1 - C.TIGHT_MARGIN) ? "tight" : "fits";
   if (out.total_bytes > out.available_bytes * (1 - C.TIGHT_MARGIN)) return "tight";
+  if (fitApplies(s) && out.total_bytes > out.available_bytes - C.LLAMACPP_FIT_MARGIN * s.gpus) return "tight";
   return "fits";
 }
 
 export function predictedErrors(out, s) {
   if (out.verdict === "fits") return [];
-  const oom = { amd: "rocm-hip-out-of-memory", apple: "metal-out-of-memory" }[s.vendor] || "cuda-oom-loading-model";
+  const E = F.error_ids;
+  const oom = E[`oom_${s.vendor}`] || E.oom_nvidia;
   const ids = [];
   if (s.engine === "vllm") {
     if (out.available_bytes < out.weights_bytes + out.overhead_bytes) ids.push(oom);
-    if (out.kv_pool_bytes <= 0) ids.push("vllm-no-available-kv-cache-blocks");
-    else if (!out.starts) ids.push("vllm-max-seq-len-exceeds-kv-cache");
-    if (out.starts && !out.fits_all) ids.push("vllm-max-seq-len-exceeds-kv-cache");
+    if (out.kv_pool_bytes <= 0) ids.push(E.vllm_no_blocks);
+    else if (!out.starts) ids.push(E.vllm_max_seq_len);
+    if (out.starts && !out.fits_all) ids.push(E.vllm_max_seq_len);
     return ids;
   }
-  if (s.engine === "llamacpp") ids.push(s.vendor === "nvidia" ? "llamacpp-cuda-malloc-failed" : oom);
-  else ids.push("ollama-requires-more-system-memory", oom);
-  if (out.kv_cache_bytes > out.weights_bytes && s.vendor === "nvidia") ids.push("cuda-oom-long-context");
+  if (s.engine === "sglang") {
+    if (out.weights_bytes > out.available_bytes - out.overhead_parts["runtime context"]) ids.push(oom);
+    ids.push(E.sglang_memory);
+    return ids;
+  }
+  if (s.engine === "llamacpp") ids.push(s.vendor === "nvidia" ? E.llamacpp_malloc : oom);
+  else ids.push(E.ollama_memory, oom);
+  if (out.kv_cache_bytes > out.weights_bytes && s.vendor === "nvidia") ids.push(E.long_context);
   return ids;
+}
+
+/** Plan and verdict without the searches for the limits (what the fit tables of the pages need). */
+export function assess(arch, scenario) {
+  const [s, errors, warnings] = checkInputs(arch, scenario);
+  if (errors.length) return { ok: false, errors, warnings };
+  const out = plan(arch, s);
+  Object.assign(out, { ok: true, errors: [], warnings });
+  out.verdict = verdict(out, s);
+  return out;
+}
+
+/** KV bytes one GPU holds for `seqs` sequences of `context` tokens, as the engine sizes them. */
+export function kvCacheFor(arch, engine, kv, context, seqs = 1) {
+  if (engine === "llamacpp" || engine === "ollama") return llamacppKv(arch, context, seqs, kv);
+  if (engine === "sglang") return sglangCell(arch, kv, 1) * context * seqs;
+  const groupSize = vllmGroups(arch)[0];
+  return groupSize * vllmPage(arch, kv, 1) * vllmBlocksPerRequest(arch, context, C.VLLM_BATCHED_SMALL) * seqs;
+}
+
+/** What one more token of context costs once sliding windows are full. */
+export function kvCachePerToken(arch, engine, kv) {
+  const n = C.PER_TOKEN_PROBE;
+  return (kvCacheFor(arch, engine, kv, 2 * n) - kvCacheFor(arch, engine, kv, n)) / n;
+}
+
+/** The scenario for a GPU of calculator.json; errorkb.calculator.hardware.scenario is its twin. */
+export function scenario(gpuId, gpu, engine, context, quant = null, kv = "auto", seqs = 1, gpus = 1, utilization = C.VLLM_DEFAULT_UTIL) {
+  return { engine, quant, kv_dtype: kv, context, seqs, gpus, vram_bytes: gpu.memory_mib * C.MIB, vendor: gpu.vendor,
+    gpu_id: gpuId, unified_share: gpu.gpu_share_default, gpu_memory_utilization: utilization };
 }

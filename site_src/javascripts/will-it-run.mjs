@@ -13,7 +13,9 @@ export const DEFAULTS = Object.freeze({
 const PARAMS = { model: "m", engine: "e", quant: "q", kv: "kv", context: "ctx", seqs: "seqs", gpu: "g", vram: "vram",
   vendor: "vendor", gpus: "n", util: "u" };
 const NUMERIC = new Set(["context", "seqs", "vram", "gpus", "util"]);
-const CHOICES = { engine: vram.ENGINES, kv: ["auto", "f16", "bf16", "fp8", "q8_0", "q4_0"], vendor: ["nvidia", "amd", "apple"] };
+// The choices a URL may hold, from the facts (vram.configure must have run).
+const choices = () => ({ engine: vram.ENGINES, kv: ["auto", ...new Set(Object.values(vram.KV_BY_ENGINE).flat())],
+  vendor: vram.F.vendors });
 const SLUG = /^[A-Za-z0-9._-]{0,80}$/;
 
 const num = (text) => (text === null || text.trim() === "" ? NaN : Number(text));
@@ -25,7 +27,7 @@ export function readState(params) {
     const raw = params.get(name);
     if (raw === null) continue;
     if (NUMERIC.has(key)) state[key] = num(raw);
-    else if (CHOICES[key]) state[key] = CHOICES[key].includes(raw) ? raw : DEFAULTS[key];
+    else if (choices()[key]) state[key] = choices()[key].includes(raw) ? raw : DEFAULTS[key];
     else state[key] = SLUG.test(raw) ? raw : DEFAULTS[key];
   }
   if (state.model === "custom") {
@@ -73,10 +75,12 @@ export function resolve(state, data) {
     arch = m.arch; title = m.title; hfRepo = m.hf_repo; name = id;
   }
   const gpu = state.gpu ? data.gpus[state.gpu] : null;
-  const scenario = { engine: state.engine, quant: state.quant || null, kv_dtype: state.kv, context: state.context,
-    seqs: state.seqs, gpus: state.gpus, gpu_memory_utilization: state.util, gpu_id: gpu ? state.gpu : null,
-    vram_bytes: gpu ? gpu.memory_mib * vram.MIB : state.vram * vram.GIB, vendor: gpu ? gpu.vendor : state.vendor,
-    unified_share: gpu ? gpu.gpu_share_default : null, native_dtype: arch.native_dtype };
+  const scenario = gpu
+    ? vram.scenario(state.gpu, gpu, state.engine, state.context, state.quant || null, state.kv, state.seqs, state.gpus, state.util)
+    : { engine: state.engine, quant: state.quant || null, kv_dtype: state.kv, context: state.context, seqs: state.seqs,
+      gpus: state.gpus, gpu_memory_utilization: state.util, gpu_id: null, vram_bytes: state.vram * vram.GIB,
+      vendor: state.vendor, unified_share: null };
+  scenario.native_dtype = arch.native_dtype;
   const where = gpu ? gpu.title : `${state.vram} GiB`;
   return { arch, scenario, title, hfRepo, name, label: state.gpus > 1 ? `${state.gpus} x ${where}` : where };
 }
@@ -89,7 +93,7 @@ export function commandFor(name, hfRepo, s, out) {
   if (s.engine === "vllm") {
     const parts = [`vllm serve ${hfRepo}`, `--max-model-len ${ctx}`, `--gpu-memory-utilization ${s.gpu_memory_utilization}`];
     if (s.gpus > 1) parts.push(`--tensor-parallel-size ${s.gpus}`);
-    if (kv === "fp8") parts.push("--kv-cache-dtype fp8");
+    if (kv === "fp8") parts.push(`--kv-cache-dtype ${vram.F.fp8_kv_flag.vllm}`);
     if (quant === "fp8" && s.native_dtype !== "fp8") parts.push("--quantization fp8");
     if (seqs > vram.C.VLLM_SEQS_SMALL) parts.push(`--max-num-seqs ${seqs}`);
     let line = parts.join(" \\\n  ");
@@ -98,10 +102,23 @@ export function commandFor(name, hfRepo, s, out) {
     }
     return line;
   }
+  if (s.engine === "sglang") {
+    const parts = [`python -m sglang.launch_server --model-path ${hfRepo}`, `--context-length ${ctx}`,
+      `--mem-fraction-static ${out.mem_fraction_static}`];
+    if (s.gpus > 1) parts.push(`--tp ${s.gpus}`);
+    if (kv === "fp8") parts.push(`--kv-cache-dtype ${vram.F.fp8_kv_flag.sglang}`);
+    if (quant === "fp8" && s.native_dtype !== "fp8") parts.push("--quantization fp8");
+    if (seqs > 1) parts.push(`--max-running-requests ${seqs}`);
+    let line = parts.join(" \\\n  ");
+    if (quant === "awq-int4" || quant === "gptq-int4") {
+      line = `# point at a ${quant.split("-")[0].toUpperCase()} checkpoint of this model; SGLang reads the format from it\n${line}`;
+    }
+    return line;
+  }
   const gguf = `./${name}-${quant}.gguf`;
   if (s.engine === "llamacpp") {
     const layers = out.gpu_layers !== null && out.gpu_layers !== undefined && !shrink ? out.gpu_layers : 999;
-    const parts = [`llama-server -m ${gguf}`, `-c ${ctx * seqs}`, `-np ${seqs}`, `-ngl ${layers}`];
+    const parts = [`llama-server -m ${gguf}`, `-c ${ctx * seqs}`, `-np ${seqs}`, `-ngl ${layers}`, "--fit off"];
     if (kv !== "f16") parts.push(`-ctk ${kv} -ctv ${kv}`);
     if (kv === "q8_0" || kv === "q4_0") parts.push("--flash-attn on");
     return parts.join(" \\\n  ");
@@ -120,7 +137,7 @@ export function stepsFor(arch, s, out) {
   const q = vram.QUANTS[s.quant];
   const bits = q.embed_bpw === q.bpw ? `${q.bpw} bits each` : `${q.bpw} bits each, ${q.embed_bpw} for the embeddings`;
   let where = `: ${gib(out.weights_bytes)} over ${s.gpus} GPU(s).`;
-  if (s.engine !== "vllm") {
+  if (s.engine === "llamacpp" || s.engine === "ollama") {
     where = arch.tie_word_embeddings
       ? `: ${gib(out.weights_bytes)}, all on the GPU (the output layer reuses the embedding matrix).`
       : `: ${gib(vram.weightsBytes(arch, s.quant))}, of which ${gib(out.weights_bytes)} on the GPU (the token embedding stays in system memory).`;
@@ -133,12 +150,20 @@ export function stepsFor(arch, s, out) {
   if (s.engine === "vllm") {
     steps.push(`vLLM may use ${s.gpu_memory_utilization} of each GPU: ${gib(out.available_bytes / s.gpus)} per GPU.`);
     steps.push(`Left for the KV pool after weights, the profiled activation peak and non-torch memory: ${gib(out.kv_pool_bytes)} per GPU,`
-      + ` in blocks of 16 tokens of ${perLayer} (${s.kv_dtype}) per layer: ${fmt(out.kv_pool_tokens)} tokens.`);
+      + ` in blocks of ${vram.C.VLLM_BLOCK} tokens of ${perLayer} (${s.kv_dtype}) per layer: ${fmt(out.kv_pool_tokens)} tokens.`);
     steps.push(`One request of ${fmt(s.context)} tokens needs ${gib(out.kv_one_request_bytes)} per GPU`
       + (sliding ? ` (${sliding} sliding-window layers keep only ${fmt(arch.sliding_window)} tokens + one batch)` : "")
       + `; the pool holds ${out.max_concurrency.toFixed(2)} of them at once.`);
+  } else if (s.engine === "sglang") {
+    const reserved = Object.entries(out.sglang_reserved_mib).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${fmt(v)}`).join(" + ");
+    steps.push(`SGLang keeps ${reserved} MiB outside its static part, so --mem-fraction-static is ${out.mem_fraction_static}`
+      + (s.mem_fraction_static ? " (set by you)." : " (its default for this card)."));
+    steps.push(`Static part minus weights: a pool of ${gib(out.kv_pool_bytes)} per GPU, one token per page of ${perLayer} (${s.kv_dtype}) x ${arch.layers} layers:`
+      + ` ${fmt(out.kv_pool_tokens)} tokens (max_total_num_tokens); --max-running-requests defaults to ${fmt(out.max_running_requests)}.`);
+    steps.push(`${fmt(s.seqs)} request(s) of ${fmt(s.context)} tokens need ${gib(out.kv_cache_bytes)}`
+      + (sliding ? " (sliding-window layers are counted in full)" : "") + `; the pool holds ${out.max_concurrency.toFixed(2)} of them at once.`);
   } else {
-    const cells = s.engine === "llamacpp" ? `${fmt(vram.pad(s.context, 256))} cells per sequence (padded to 256)` : `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`;
+    const cells = s.engine === "llamacpp" ? `${fmt(vram.pad(s.context, s.llamacpp_pad))} cells per sequence (padded to ${s.llamacpp_pad})` : `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`;
     steps.push(`KV cache: ${full} layers x ${cells} x ${perLayer} in ${s.kv_dtype}`
       + (sliding ? `, plus ${sliding} sliding-window layers that keep about ${fmt(arch.sliding_window)} tokens` : "")
       + ` x ${s.seqs} sequence(s) = ${gib(out.kv_cache_bytes)}.`);
@@ -146,7 +171,28 @@ export function stepsFor(arch, s, out) {
   for (const [name, size] of Object.entries(out.overhead_parts)) steps.push(`${name[0].toUpperCase()}${name.slice(1)}: ${gib(size)}.`);
   steps.push(`Total ${gib(out.total_bytes)} against ${gib(out.available_bytes)} usable.`);
   if (out.gpu_layers !== null) steps.push(`Only ${out.gpu_layers} of ${out.layers} layers fit on the GPU; the rest would run on the CPU.`);
-  return steps;
+  return [...steps, ...defaultsFor(arch, s, out)];
+}
+
+/** What the engine does by itself, in sentences (the command above pins the choice). */
+export function defaultsFor(arch, s, out) {
+  const lines = [];
+  const layersNote = (n) => (n < arch.layers ? `, ${n} of ${arch.layers} layers on the GPU` : ", every layer on the GPU");
+  if (out.llamacpp_defaults) {
+    const d = out.llamacpp_defaults;
+    lines.push(`With its defaults (no -c, no -ngl, --fit on keeping ${gib(vram.C.LLAMACPP_FIT_MARGIN)} free per GPU) llama.cpp would run`
+      + ` ${fmt(d.context)} tokens per sequence${d.context_reduced ? ` instead of the model's ${fmt(arch.native_context)}` : ""}${layersNote(d.gpu_layers)}.`);
+    lines.push(`With -c as set and --fit on it keeps the context${layersNote(out.fit_gpu_layers)}; --fit off in the command pins your choice.`);
+  }
+  if (out.ollama_defaults) {
+    const d = out.ollama_defaults;
+    lines.push(`Ollama's own default for this much GPU memory is num_ctx ${fmt(d.num_ctx)} with OLLAMA_NUM_PARALLEL=${d.num_parallel};`
+      + ` it starts llama-server with -c num_ctx x parallel and lets --fit place the layers${layersNote(out.fit_gpu_layers)} at the context asked.`
+      + " When a load with the default context runs out of memory, Ollama retries once with a smaller one (32768, then 4096).");
+  }
+  if (s.engine === "vllm") lines.push(`--max-model-len auto would pick ${fmt(out.max_context)} tokens, the largest length one request can hold.`);
+  lines.push(`These numbers follow ${out.release}.`);
+  return lines;
 }
 
 // ------------------------------------------------------------------- DOM
@@ -175,7 +221,7 @@ export function mount() {
   if (!root || root.dataset.mounted) return;
   root.dataset.mounted = "1";
   const $ = (id) => document.getElementById(`wir-${id}`);
-  loadData(root).then((data) => start(root, $, data)).catch(() => {
+  loadData(root).then((data) => { vram.configure(data.facts); start(root, $, data); }).catch(() => {
     $("verdict").textContent = "The calculator data could not be loaded; reload the page to try again.";
   });
 }
@@ -228,7 +274,7 @@ function start(root, $, data) {
     fill($("quant"), [["", "Default for the engine"], ...quants], state.quant);
     const kvs = vram.KV_BY_ENGINE[state.engine].map((k) => [k, k]);
     if (state.kv !== "auto" && !vram.KV_BY_ENGINE[state.engine].includes(state.kv)) state.kv = "auto";
-    fill($("kv"), [["auto", state.engine === "vllm" ? "auto (model dtype)" : "auto (f16)"], ...kvs], state.kv);
+    fill($("kv"), [["auto", vram.F.safetensors_engines.includes(state.engine) ? "auto (model dtype)" : "auto (f16)"], ...kvs], state.kv);
     for (const key of ["context", "seqs", "vram", "gpus", "util"]) {
       if (document.activeElement !== $(key)) $(key).value = Number.isNaN(state[key]) ? "" : String(state[key]);
     }
@@ -296,8 +342,9 @@ function render(root, $, data, state) {
   $("bar").setAttribute("aria-label", `Weights ${gib(seg.weights)}, KV cache ${gib(seg.kv)}, overhead ${gib(seg.overhead)}; usable ${gib(out.available_bytes)}`);
   $("max-context").textContent = `${fmt(out.max_context)} tokens`;
   $("max-seqs").textContent = `${fmt(out.max_seqs)} at ${fmt(s.context)} tokens each`;
-  $("pool").textContent = s.engine === "vllm" ? `${gib(out.kv_pool_bytes)} per GPU, ${fmt(out.kv_pool_tokens)} tokens` : "";
-  $("pool-row").hidden = s.engine !== "vllm";
+  const pooled = s.engine === "vllm" || s.engine === "sglang";
+  $("pool").textContent = pooled ? `${gib(out.kv_pool_bytes)} per GPU, ${fmt(out.kv_pool_tokens)} tokens` : "";
+  $("pool-row").hidden = !pooled;
   $("command").textContent = commandFor(r.name, r.hfRepo, s, out);
   $("command-note").textContent = !out.fits && out.max_context >= 1 ? `With the largest context that fits (${fmt(out.max_context)}):`
     : !out.fits ? "This will not start as set; the command shows the settings for reference:" : "";

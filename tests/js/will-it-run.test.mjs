@@ -7,11 +7,16 @@ import * as vram from "../../site_src/javascripts/vram.mjs";
 import { readState, writeState, DEFAULTS } from "../../site_src/javascripts/will-it-run.mjs";
 
 const CASES = JSON.parse(readFileSync(new URL("../calculator_cases.json", import.meta.url), "utf8"));
+// The facts the build exports (errorkb.calculator.facts); test_vram.py keeps this copy current.
+const FACTS = vram.configure(JSON.parse(readFileSync(new URL("../calculator_facts.json", import.meta.url), "utf8")));
 const archOf = (c) => (typeof c.arch === "string" ? CASES.archs[c.arch] : c.arch);
 
 for (const c of CASES.cases) {
   test(c.name, () => {
-    const out = vram.evaluate(archOf(c), c.scenario);
+    const call = c.call || "evaluate";
+    const out = call === "kv_cache_for" ? { value: vram.kvCacheFor(archOf(c), ...c.args) }
+      : call === "scenario" ? { value: vram.scenario(...c.args) }
+      : vram[call](archOf(c), c.scenario);
     const { errors_contain: text, ...expect } = c.expect;
     if (text !== undefined) assert.ok(out.errors.some((m) => m.includes(text)), JSON.stringify(out.errors));
     for (const [key, value] of Object.entries(expect)) assert.deepEqual(out[key], value, `${key} (${c.why})`);
@@ -34,7 +39,7 @@ test("more context never needs less memory", () => {
 });
 
 test("a smaller cache type never needs more", () => {
-  const order = { vllm: ["fp8", "bf16"], llamacpp: ["q4_0", "q8_0", "f16"], ollama: ["q4_0", "q8_0", "f16"] };
+  const order = { vllm: ["fp8", "bf16"], llamacpp: ["q4_0", "q8_0", "f16"], ollama: ["q4_0", "q8_0", "f16"], sglang: ["fp8", "bf16"] };
   for (const arch of Object.values(CASES.archs)) {
     for (const [engine, kinds] of Object.entries(order)) {
       const sizes = kinds.map((kv_dtype) => vram.evaluate(arch, { engine, kv_dtype, context: 8192, vram_bytes: 80 * vram.GIB }).kv_cache_bytes);
@@ -72,4 +77,8 @@ test("a hand-edited URL cannot inject anything but known values", () => {
   assert.equal(state.engine, DEFAULTS.engine);
   assert.equal(state.kv, DEFAULTS.kv);
   assert.ok(Number.isNaN(state.context) || state.context === -3);
+});
+
+test("the page's default utilisation is the engine default the facts give", () => {
+  assert.equal(DEFAULTS.util, FACTS.numbers.VLLM_DEFAULT_UTIL);
 });

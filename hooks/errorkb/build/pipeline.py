@@ -16,7 +16,8 @@ from errorkb.build.api import dump, export_api
 from errorkb.build.feeds import export_feeds
 from errorkb.build.census import coverage, read_census
 from errorkb.build.home import about_page, site_home
-from errorkb.calculator.hardware import calculator_data, hardware_pages
+from errorkb.calculator.hardware import CALCULATOR, calculator_data, hardware_pages
+from errorkb.calculator.methodology import fill as fill_methodology
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
 from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages
@@ -100,6 +101,11 @@ def vendored_files() -> list[GeneratedFile]:
             raise MissingVendored(f"{src} is missing: run `npm ci` in {PROJECT} (`make serve`, `make build` and `make test` do it)")
         files.append(GeneratedFile(dest, path.read_bytes()))
     return files
+
+
+def fill_page(src_uri: str, markdown: str) -> str:
+    """A hand-written page's Markdown with the sections the build writes (the calculator's Methodology, from its facts)."""
+    return fill_methodology(markdown) if src_uri == CALCULATOR else markdown
 
 
 def build(root: Path, settings: Settings) -> Site:

@@ -14,6 +14,7 @@ import re
 from typing import Annotated, Literal
 
 from pydantic_core import PydanticCustomError
+
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -22,6 +23,8 @@ from pydantic import (
     StringConstraints,
     field_validator,
 )
+
+from errorkb.calculator.facts import ARCH_BOUNDS as _B  # the calculator's bounds are the schema's
 
 ID_PATTERN = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 HW_ID_PATTERN = r"^[a-z0-9]+(?:[.-][a-z0-9]+)*$"  # models and GPUs: "llama-3.1-8b"
@@ -207,15 +210,15 @@ class ModelEntry(Strict):
 
     title: OneLine
     hf_repo: HfRepo = Field(description="The repository whose config.json the numbers come from.")
-    params_total: Annotated[int, Field(ge=1_000_000, le=10_000_000_000_000, description="All parameters, embeddings included.")]
-    params_active: Annotated[int, Field(ge=1_000_000, le=10_000_000_000_000, description="Parameters used per token (equal to total for dense models).")]
-    layers: Annotated[int, Field(ge=1, le=512, description="num_hidden_layers")]
-    hidden_size: Annotated[int, Field(ge=64, le=131_072)]
-    attention_heads: Annotated[int, Field(ge=1, le=1024, description="num_attention_heads")]
-    kv_heads: Annotated[int, Field(ge=1, le=1024, description="num_key_value_heads (equal to attention_heads without grouped-query attention)")]
-    head_dim: Annotated[int, Field(ge=8, le=1024, description="config head_dim, or hidden_size / attention_heads when absent")]
-    vocab_size: Annotated[int, Field(ge=256, le=4_000_000)]
-    native_context: Annotated[int, Field(ge=512, le=16_777_216, description="max_position_embeddings or the documented context length")]
+    params_total: Annotated[int, Field(ge=_B["params_total"][0], le=_B["params_total"][1], description="All parameters, embeddings included.")]
+    params_active: Annotated[int, Field(ge=_B["params_total"][0], le=_B["params_total"][1], description="Parameters used per token (equal to total for dense models).")]
+    layers: Annotated[int, Field(ge=_B["layers"][0], le=_B["layers"][1], description="num_hidden_layers")]
+    hidden_size: Annotated[int, Field(ge=_B["hidden_size"][0], le=_B["hidden_size"][1])]
+    attention_heads: Annotated[int, Field(ge=_B["attention_heads"][0], le=_B["attention_heads"][1], description="num_attention_heads")]
+    kv_heads: Annotated[int, Field(ge=_B["kv_heads"][0], le=_B["kv_heads"][1], description="num_key_value_heads (equal to attention_heads without grouped-query attention)")]
+    head_dim: Annotated[int, Field(ge=_B["head_dim"][0], le=_B["head_dim"][1], description="config head_dim, or hidden_size / attention_heads when absent")]
+    vocab_size: Annotated[int, Field(ge=_B["vocab_size"][0], le=_B["vocab_size"][1])]
+    native_context: Annotated[int, Field(ge=_B["native_context"][0], le=_B["native_context"][1], description="max_position_embeddings or the documented context length")]
     native_dtype: Literal["bf16", "f16", "fp8", "mxfp4", "f32"]
     sliding_window: Annotated[int, Field(ge=16, le=1_048_576)] | None = Field(
         default=None, description="Tokens seen by sliding-window layers, when they exist and are enabled."

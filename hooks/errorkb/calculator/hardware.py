@@ -12,16 +12,14 @@ from __future__ import annotations
 import posixpath
 from urllib.parse import urlencode
 
-from errorkb.calculator import vram
+from errorkb.build.pages import page_url
 from errorkb.build.render import render
+from errorkb.calculator import facts, vram
 
 FIT_CONTEXTS = (8192, 32768)
 GGUF_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_L", "Q2_K")
 VLLM_QUANTS = ("bf16", "fp8", "awq-int4")
 CALCULATOR = "will-it-run.md"
-ERROR_IDS = ("cuda-oom-loading-model", "cuda-oom-long-context", "vllm-no-available-kv-cache-blocks",
-             "vllm-max-seq-len-exceeds-kv-cache", "llamacpp-cuda-malloc-failed", "ollama-requires-more-system-memory",
-             "metal-out-of-memory", "rocm-hip-out-of-memory")
 # Architecture names whose memory quirks an engine special-cases (Ollama's estimate does).
 FAMILIES = (("gemma-3", "gemma3"), ("gemma3", "gemma3"), ("gpt-oss", "gpt-oss"))
 
@@ -38,6 +36,7 @@ def arch_of(model) -> dict:
         "vocab_size", "native_context", "native_dtype", "sliding_window", "layer_pattern", "mla",
         "tie_word_embeddings"})
     data["family"] = family_of(model.hf_repo)
+    data["experts"] = model.experts.total if model.experts else None
     return data
 
 
@@ -47,11 +46,12 @@ def gpu_of(gpu) -> dict:
             "gpu_share_default": gpu.gpu_share_default, "fp8": gpu.fp8, "bf16": gpu.bf16}
 
 
-def scenario(gpu_id: str, gpu, engine: str, context: int, quant: str | None = None, kv_dtype: str = "auto",
-             seqs: int = 1, gpus: int = 1, utilization: float = vram.VLLM_DEFAULT_UTIL) -> dict:
+def scenario(gpu_id: str, gpu: dict, engine: str, context: int, quant: str | None = None, kv_dtype: str = "auto",
+             seqs: int = 1, gpus: int = 1, utilization: float = facts.VLLM_DEFAULT_UTIL) -> dict:
+    """The calculator's scenario for a GPU entry (``gpu_of``); vram.mjs ``scenario`` is its twin."""
     return {"engine": engine, "quant": quant, "kv_dtype": kv_dtype, "context": context, "seqs": seqs, "gpus": gpus,
-            "vram_bytes": gpu.memory_mib * vram.MIB, "vendor": gpu.vendor, "gpu_id": gpu_id,
-            "unified_share": gpu.gpu_share_default, "gpu_memory_utilization": utilization}
+            "vram_bytes": gpu["memory_mib"] * facts.MIB, "vendor": gpu["vendor"], "gpu_id": gpu_id,
+            "unified_share": gpu["gpu_share_default"], "gpu_memory_utilization": utilization}
 
 
 def calculator_data(models: dict, gpus: dict) -> dict:
@@ -65,7 +65,8 @@ def calculator_data(models: dict, gpus: dict) -> dict:
         "quants": {name: {"engines": list(q["engines"]), "bpw": q["bpw"], "embed_bpw": q["embed_bpw"]}
                    for name, q in vram.QUANTS.items()},
         "kv_types": {engine: list(types) for engine, types in vram.KV_BY_ENGINE.items()},
-        "errors": {eid: f"errors/{eid}/" for eid in ERROR_IDS},
+        "errors": {eid: page_url("errors", eid) for eid in sorted(set(facts.ERROR_IDS.values()))},
+        "facts": facts.export(),
     }
 
 
@@ -83,7 +84,7 @@ def gib(n: int | float) -> str:
 
 
 def default_quant(engine: str, model) -> str:
-    return vram.NATIVE_TO_VLLM.get(model.native_dtype, "bf16") if engine == "vllm" else "Q4_K_M"
+    return vram.default_quant(engine, model.native_dtype)
 
 
 def fit_cells(uri: str, mid: str, model, gid: str, gpu) -> list[dict]:
@@ -95,7 +96,7 @@ def fit_cells(uri: str, mid: str, model, gid: str, gpu) -> list[dict]:
             if ctx > model.native_context:
                 cells.append({"mark": "n/a", "link": None})
                 continue
-            result = vram.assess(arch_of(model), scenario(gid, gpu, engine, ctx, quant))
+            result = vram.assess(arch_of(model), scenario(gid, gpu_of(gpu), engine, ctx, quant))
             mark = result["verdict"] if result["ok"] else "n/a"
             cells.append({"mark": mark, "link": calc_link(uri, m=mid, e=engine, q=quant, ctx=ctx, g=gid)})
     return cells
@@ -136,7 +137,7 @@ def hardware_pages(models: dict, gpus: dict) -> list[tuple[str, str]]:
     pages = [(f"models/{mid}.md", model_page(mid, m, gpus, cells)) for mid, m in sorted(models.items())]
     pages += [(f"gpus/{gid}.md", gpu_page(gid, g, models, cells)) for gid, g in sorted(gpus.items())]
     pages.append(("models/index.md", render("models-index.md.j2", models=sorted(models.items()), gib=gib,
-                                              weights=lambda m: vram.weights_bytes(arch_of(m), "Q4_K_M"),
+                                              weights=lambda m: vram.weights_bytes(arch_of(m), facts.DEFAULT_GGUF_QUANT),
                                               calc=calc_link("models/index.md"))))
     pages.append(("gpus/index.md", render("gpus-index.md.j2", gpus=sorted(gpus.items()),
                                             calc=calc_link("gpus/index.md"))))

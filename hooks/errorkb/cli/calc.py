@@ -13,11 +13,11 @@ import json
 import sys
 from pathlib import Path
 
-from errorkb.calculator import vram
-from errorkb.calculator.hardware import arch_of, family_of, scenario
 from errorkb.build.loader import load
-
-SITE = "https://errorkb.org/"
+from errorkb.build.pages import page_url
+from errorkb.calculator import vram
+from errorkb.calculator.hardware import arch_of, family_of, gpu_of, scenario
+from errorkb.cli.settings import read_settings
 
 
 def number_text(x: float) -> str:
@@ -36,7 +36,7 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
         if s["gpus"] > 1:
             parts.append(f"--tensor-parallel-size {s['gpus']}")
         if kv == "fp8":
-            parts.append("--kv-cache-dtype fp8")
+            parts.append(f"--kv-cache-dtype {vram.FP8_KV_FLAG['vllm']}")
         if quant == "fp8" and s.get("native_dtype") != "fp8":
             parts.append("--quantization fp8")
         if seqs > vram.VLLM_SEQS_SMALL:
@@ -45,10 +45,25 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
         if quant in ("awq-int4", "gptq-int4"):
             line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; vLLM reads the format from it\n" + line
         return line
+    if s["engine"] == "sglang":
+        parts = [f"python -m sglang.launch_server --model-path {hf_repo}", f"--context-length {ctx}",
+                 f"--mem-fraction-static {number_text(out['mem_fraction_static'])}"]
+        if s["gpus"] > 1:
+            parts.append(f"--tp {s['gpus']}")
+        if kv == "fp8":
+            parts.append(f"--kv-cache-dtype {vram.FP8_KV_FLAG['sglang']}")
+        if quant == "fp8" and s.get("native_dtype") != "fp8":
+            parts.append("--quantization fp8")
+        if seqs > 1:
+            parts.append(f"--max-running-requests {seqs}")
+        line = " \\\n  ".join(parts)
+        if quant in ("awq-int4", "gptq-int4"):
+            line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; SGLang reads the format from it\n" + line
+        return line
     gguf = f"./{name}-{quant}.gguf"
     if s["engine"] == "llamacpp":
         layers = out["gpu_layers"] if out.get("gpu_layers") is not None and not shrink else 999
-        parts = [f"llama-server -m {gguf}", f"-c {ctx * seqs}", f"-np {seqs}", f"-ngl {layers}"]
+        parts = [f"llama-server -m {gguf}", f"-c {ctx * seqs}", f"-np {seqs}", f"-ngl {layers}", "--fit off"]
         if kv != "f16":
             parts.append(f"-ctk {kv} -ctv {kv}")
         if kv in ("q8_0", "q4_0"):
@@ -65,7 +80,24 @@ def gib(n: float) -> str:
     return f"{n / vram.GIB:,.2f} GiB"
 
 
-def report(model_title: str, s: dict, out: dict) -> str:
+def defaults_text(s: dict, out: dict) -> list[str]:
+    """What the engine does by itself; the command pins the choice (the page's defaultsFor says the same)."""
+    lines = []
+    if out.get("llamacpp_defaults"):
+        d = out["llamacpp_defaults"]
+        lines.append(f"llama.cpp defaults (no -c, no -ngl, --fit on): {d['context']:,} tokens per sequence, "
+                     f"{d['gpu_layers']} of {out['layers']} layers on the GPU; with -c as set: {out['fit_gpu_layers']} layers")
+    if out.get("ollama_defaults"):
+        d = out["ollama_defaults"]
+        lines.append(f"Ollama defaults here: num_ctx {d['num_ctx']:,}, OLLAMA_NUM_PARALLEL={d['num_parallel']}; "
+                     f"at the context asked, --fit puts {out['fit_gpu_layers']} of {out['layers']} layers on the GPU")
+    if s["engine"] == "vllm":
+        lines.append(f"--max-model-len auto would pick {out['max_context']:,} tokens")
+    lines.append(f"Numbers follow {out['release']}.")
+    return lines
+
+
+def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
     word = {"fits": "FITS", "tight": "TIGHT", "no": "DOES NOT FIT"}[out["verdict"]]
     lines = [f"{model_title} on {s['label']} with {vram.ENGINE_NAMES[s['engine']]}: {word}", ""]
     rows = [("weights", out["weights_bytes"], s["quant"]),
@@ -74,8 +106,13 @@ def report(model_title: str, s: dict, out: dict) -> str:
     rows += [("total", out["total_bytes"], ""), ("usable", out["available_bytes"], "")]
     if s["engine"] == "vllm":
         rows.append(("KV pool", out["kv_pool_bytes"], f"{out['kv_pool_tokens']:,} tokens in blocks of 16"))
+    if s["engine"] == "sglang":
+        rows.append(("KV pool", out["kv_pool_bytes"], f"{out['kv_pool_tokens']:,} tokens (max_total_num_tokens), "
+                     f"--mem-fraction-static {number_text(out['mem_fraction_static'])}"))
     for name, size, note in rows:
         lines.append(f"  {name:<24}{gib(size):>12}" + (f"   ({note})" if note else ""))
+    if s["engine"] == "sglang" and out["fits"] and not out["fits_all"]:
+        lines.append(f"  SGLang starts, but only {out['max_seqs']} of the {s['seqs']} sequences fit at full length at once; the rest wait")
     if s["engine"] == "vllm" and out["starts"] and not out["fits_all"]:
         lines.append(f"  vLLM starts, but only {out['max_seqs']} of the {s['seqs']} sequences fit at full length at once; the rest wait")
     if out.get("gpu_layers") is not None:
@@ -84,9 +121,10 @@ def report(model_title: str, s: dict, out: dict) -> str:
               f"Largest number of concurrent sequences at {s['context']:,} tokens: {out['max_seqs']:,}"]
     for warning in out["warnings"]:
         lines.append(f"Note: {warning}")
+    lines += defaults_text(s, out)
     lines += ["", "Command:", command_for(s["name"], s["hf_repo"], s, out)]
     if out["error_ids"]:
-        lines += ["", "What you would see:"] + [f"  {SITE}errors/{eid}/" for eid in out["error_ids"]]
+        lines += ["", "What you would see:"] + [f"  {site_url}{page_url('errors', eid)}" for eid in out["error_ids"]]
     return "\n".join(lines)
 
 
@@ -102,7 +140,7 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
         if gpu is None:
             print(f"no GPU entry '{args.gpu}' (known: {', '.join(sorted(gpus)) or 'none'})", file=sys.stderr)
             return 2
-        sc = scenario(args.gpu, gpu, args.engine, args.context, args.quant, args.kv_dtype or "auto",
+        sc = scenario(args.gpu, gpu_of(gpu), args.engine, args.context, args.quant, args.kv_dtype or "auto",
                       args.seqs, args.gpus, args.gpu_memory_utilization)
         label = f"{args.gpus} x {gpu.title}" if args.gpus > 1 else gpu.title
     else:
@@ -110,6 +148,8 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
               "seqs": args.seqs, "gpus": args.gpus, "vram_bytes": args.vram_gib * vram.GIB, "vendor": args.vendor,
               "gpu_memory_utilization": args.gpu_memory_utilization}
         label = f"{args.gpus} x {args.vram_gib:g} GiB" if args.gpus > 1 else f"{args.vram_gib:g} GiB"
+    if args.mem_fraction_static is not None:
+        sc["mem_fraction_static"] = args.mem_fraction_static
     arch = arch_of(model)
     out = vram.evaluate(arch, sc)
     if not out["ok"]:
@@ -123,7 +163,7 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
         print(json.dumps({**out, "model": args.model, "quant": s["quant"], "kv_dtype": s["kv_dtype"],
                           "family": family_of(model.hf_repo)}, indent=1, sort_keys=True))
     else:
-        print(report(model.title, s, out))
+        print(report(model.title, s, out, read_settings(root).site_url))
     return 0 if out["fits"] else 1
 
 
@@ -131,15 +171,16 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("will-it-run", help="does a model fit on a GPU with an engine, and how much context fits")
     p.add_argument("--model", required=True, help="model id from entries/models/")
     p.add_argument("--engine", required=True, choices=vram.ENGINES)
-    p.add_argument("--quant", help="weight format (default: published dtype for vLLM, Q4_K_M for GGUF engines)")
+    p.add_argument("--quant", help="weight format (default: published dtype for vLLM and SGLang, Q4_K_M for GGUF engines)")
     p.add_argument("--kv-dtype", choices=["auto", "f16", "bf16", "fp8", "q8_0", "q4_0"])
     p.add_argument("--context", required=True, type=int, help="tokens per sequence")
     p.add_argument("--seqs", type=int, default=1, help="sequences served at the same time")
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--gpu", help="GPU id from entries/gpus/")
     where.add_argument("--vram-gib", type=float, help="total memory per GPU as the driver reports it, in GiB")
-    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (tensor parallel for vLLM, layer split otherwise)")
+    p.add_argument("--gpus", type=int, default=1, help="number of GPUs (tensor parallel for vLLM and SGLang, layer split otherwise)")
     p.add_argument("--vendor", choices=["nvidia", "amd", "apple"], default="nvidia", help="with --vram-gib")
     p.add_argument("--gpu-memory-utilization", type=float, default=vram.VLLM_DEFAULT_UTIL, help="vLLM memory fraction")
+    p.add_argument("--mem-fraction-static", type=float, help="SGLang static memory fraction (default: SGLang's own for the card)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_will_it_run)

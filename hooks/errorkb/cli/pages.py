@@ -16,7 +16,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from errorkb.build.pipeline import build
+from errorkb.build.pipeline import build, fill_page
 from errorkb.cli.settings import read_settings
 
 KEEP = {".gitkeep"}
@@ -39,6 +39,9 @@ def write_pages(root: Path, out: Path, with_site_src: bool = False) -> tuple[int
     out.mkdir(parents=True, exist_ok=True)
     if with_site_src:
         shutil.copytree(root / "site_src", out, dirs_exist_ok=True)
+        for page in (root / "site_src").rglob("*.md"):  # the sections the build writes into hand-written pages
+            uri = page.relative_to(root / "site_src").as_posix()
+            (out / uri).write_text(fill_page(uri, page.read_text(encoding="utf-8")), encoding="utf-8", newline="\n")
     for page in site.pages:
         target = _target(out, page.src_uri)
         target.parent.mkdir(parents=True, exist_ok=True)
