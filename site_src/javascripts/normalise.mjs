@@ -36,7 +36,7 @@ const PREFIX = new RegExp("^(?:" + [
 const BOX_END = /[ \t]{0,80}[\u2502\u2503][ \t]*$/;
 const PATH = /(?<![^ \t"'(=\[,])(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]{1,128}){3,64}/g;
 const PACKAGES = /^.{0,4000}?[\\/](?:site|dist)-packages[\\/]/;
-const ADDRESS = /\b0x[0-9a-fA-F]{6,16}\b/g;
+const ADDRESS = /\b0x[0-9a-fA-F]{9,16}\b/g; // 64-bit addresses; 8-digit codes (Windows NTSTATUS exit codes) stay
 const HASH = /\b[0-9a-fA-F]{32,128}\b/g;
 // Lines that carry no words of the log: Python 3.11+ caret and tilde markers, Markdown
 // fences and the <details> wrapping of an issue form.

@@ -63,7 +63,7 @@ BOX_END = re.compile("[ \t]{0,80}[\u2502\u2503][ \t]*$")
 # A path of at least three parts, where a path can start (not inside a URL).
 PATH = re.compile(r"""(?<![^ \t"'(=\[,])(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]{1,128}){3,64}""", _A)
 PACKAGES = re.compile(r"^.{0,4000}?[\\/](?:site|dist)-packages[\\/]", _A)
-ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b", _A)
+ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{9,16}\b", _A)  # 64-bit addresses; 8-digit codes (Windows NTSTATUS exit codes) stay
 HASH = re.compile(r"\b[0-9a-fA-F]{32,128}\b", _A)
 # Lines that carry no words of the log: Python 3.11+ caret and tilde markers, Markdown
 # fences and the <details> wrapping of an issue form.
