@@ -230,5 +230,10 @@ def read_log(text: str) -> dict:
 
 def export() -> dict:
     """The patterns and rules as JSON-ready data, for the browser's fromlog.mjs (through calculator.json)."""
+    from errorkb.calculator import proposal  # the proposal's own limits travel with the patterns
+
     return {"detect": [list(d) for d in DETECT], "patterns": PATTERNS, "inherit": dict(INHERIT),
-            "failures": [list(f) for f in FAILURES], "to_gib": dict(TO_GIB), "number_fields": list(NUMBER_FIELDS)}
+            "failures": [list(f) for f in FAILURES], "to_gib": dict(TO_GIB), "size": SIZE, "number_fields": list(NUMBER_FIELDS),
+            "proposal": {"gpu_counts": list(proposal.GPU_COUNTS), "max_util": proposal.MAX_UTIL,
+                         "cache_steps": {k: list(v) for k, v in proposal.CACHE_STEPS.items()},
+                         "context_ceiling": proposal.CONTEXT_CEILING}}
