@@ -256,3 +256,34 @@ export function command(r, p) {
   if (p.kv !== "f16") env.push("OLLAMA_FLASH_ATTENTION=1", `OLLAMA_KV_CACHE_TYPE=${p.kv}`);
   return `${env.join(" ")} ollama serve${p.gpus > 1 ? `   # with ${p.gpus} GPUs visible` : ""}`;
 }
+
+// ------------------------------------------------------------------ names (fromlog.model_key, gpu_key)
+
+/** "neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8" -> "llama-3.1-70b". */
+export function modelKey(name) {
+  let base = name.trim().replace(/\/+$/, "").split("/").pop().toLowerCase();
+  if (base.endsWith(".gguf")) base = base.slice(0, -5);
+  const packaging = new RegExp(R.packaging);
+  return base.split(/[-_ ]+/).filter((w) => w && !packaging.test(w)).join("-");
+}
+
+export function gpuKey(name) {
+  return name.toLowerCase().replace(/[^a-z0-9 ]/g, " ").split(/\s+/).filter((w) => w && !R.gpu_noise.includes(w)).join(" ");
+}
+
+/** The model entry a log's model name points at ({id: {hf_repo}} as in calculator.json), or null. */
+export function resolveModel(name, models) {
+  if (!name) return null;
+  const key = modelKey(name);
+  for (const id of Object.keys(models).sort()) {
+    if (key && (key === modelKey(id) || key === modelKey(models[id].hf_repo))) return id;
+  }
+  return null;
+}
+
+export function resolveGpu(name, gpus) {
+  if (!name) return null;
+  const key = gpuKey(name);
+  for (const id of Object.keys(gpus).sort()) if (key && gpuKey(gpus[id].title).startsWith(key)) return id;
+  return null;
+}

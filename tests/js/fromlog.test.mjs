@@ -38,3 +38,10 @@ test("a proposal's command carries its settings", () => {
   assert.match(byChange.kv, /--kv-cache-dtype fp8/);
   assert.match(byChange.gpus, /--tensor-parallel-size 2/);
 });
+
+test("names resolve like the command line's", () => {
+  const models = { "llama-3.1-70b": { hf_repo: "meta-llama/Llama-3.1-70B-Instruct" }, "qwen3-14b": { hf_repo: "Qwen/Qwen3-14B" } };
+  assert.equal(fromlog.resolveModel("neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8", models), "llama-3.1-70b");
+  assert.equal(fromlog.resolveModel("/home/user/DeepSeek-V2-Lite-Chat/", models), null);
+  assert.equal(fromlog.resolveGpu("GeForce RTX 4090", { "rtx-4090": { title: "NVIDIA GeForce RTX 4090" } }), "rtx-4090");
+});

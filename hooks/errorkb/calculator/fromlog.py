@@ -147,6 +147,23 @@ NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "util", "context", "tp", "seqs", "ba
                  "mem_fraction_static", "ctx_size")
 
 
+# Words in a checkpoint's name that say how it is packaged, not which model it is.
+PACKAGING = (r"^(meta|instruct|chat|it|hf|gguf|fp8|bf16|f16|awq|gptq|mxfp4|int4|int8|dynamic|quantized.*|"
+             r"w\d+a\d+|q\d.*|iq\d.*|ud)$")
+GPU_NOISE = ("nvidia", "geforce", "amd", "radeon", "tesla")
+
+
+def model_key(name: str) -> str:
+    """'neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8' -> 'llama-3.1-70b' (the words that name the model)."""
+    base = name.strip().rstrip("/").split("/")[-1].lower()
+    base = base[:-5] if base.endswith(".gguf") else base
+    return "-".join(w for w in re.split(r"[-_ ]+", base) if w and not re.match(PACKAGING, w))
+
+
+def gpu_key(name: str) -> str:
+    return " ".join(w for w in re.sub(r"[^a-z0-9 ]", " ", name.lower()).split() if w not in GPU_NOISE)
+
+
 def detect(text: str) -> str | None:
     for engine, pattern in DETECT:
         if re.search(pattern, text):
@@ -233,7 +250,8 @@ def export() -> dict:
     from errorkb.calculator import proposal  # the proposal's own limits travel with the patterns
 
     return {"detect": [list(d) for d in DETECT], "patterns": PATTERNS, "inherit": dict(INHERIT),
-            "failures": [list(f) for f in FAILURES], "to_gib": dict(TO_GIB), "size": SIZE, "number_fields": list(NUMBER_FIELDS),
+            "failures": [list(f) for f in FAILURES], "to_gib": dict(TO_GIB), "size": SIZE, "packaging": PACKAGING,
+            "gpu_noise": list(GPU_NOISE), "number_fields": list(NUMBER_FIELDS),
             "proposal": {"gpu_counts": list(proposal.GPU_COUNTS), "max_util": proposal.MAX_UTIL,
                          "cache_steps": {k: list(v) for k, v in proposal.CACHE_STEPS.items()},
                          "context_ceiling": proposal.CONTEXT_CEILING}}

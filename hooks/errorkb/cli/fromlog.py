@@ -10,33 +10,16 @@ the log is not one the reader knows.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
 from errorkb.build.loader import load
 from errorkb.build.pages import page_url
 from errorkb.calculator.facts import ENGINE_NAMES, GIB, MIB
-from errorkb.calculator.fromlog import read_log
+from errorkb.calculator.fromlog import gpu_key, model_key, read_log
 from errorkb.calculator.hardware import arch_of
 from errorkb.calculator.proposal import propose
 from errorkb.cli.settings import read_settings
-
-# Words in a checkpoint's name that say how it is packaged, not which model it is.
-PACKAGING = re.compile(r"^(meta|instruct|chat|it|hf|gguf|fp8|bf16|f16|awq|gptq|mxfp4|int4|int8|dynamic|quantized.*|"
-                       r"w\d+a\d+|q\d.*|iq\d.*|ud)$")
-
-
-def model_key(name: str) -> str:
-    """'neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8' -> 'llama-3.1-70b' (the words that name the model)."""
-    base = name.strip().rstrip("/").split("/")[-1].lower().removesuffix(".gguf")
-    return "-".join(w for w in re.split(r"[-_ ]+", base) if w and not PACKAGING.match(w))
-
-
-def gpu_key(name: str) -> str:
-    words = re.sub(r"[^a-z0-9 ]", " ", name.lower()).split()
-    return " ".join(w for w in words if w not in ("nvidia", "geforce", "amd", "radeon", "tesla"))
-
 
 def resolve_model(name: str | None, models: dict):
     if not name:
