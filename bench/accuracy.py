@@ -133,6 +133,12 @@ def check_vllm(name: str, log: dict, arch: dict | None, gpus: dict) -> list[Row]
         quant = "fp8"
     elif st.get("quant") and not (st["quant"].lower().startswith(arch["native_dtype"])):
         quant = None
+    if rep.get("needed_kv_gib") is not None and st.get("context"):  # the refusal names what one request needs
+        group_size = vram.vllm_groups(arch)[0]
+        one = group_size * page * vram.vllm_blocks_per_request(arch, st["context"], vram.VLLM_BATCHED_SMALL) / GIB
+        error = rel(one, rep["needed_kv_gib"])
+        rows.append(Row(name, "vllm", "KV for one request", f"{rep['needed_kv_gib']:.2f} GiB", f"{one:.2f} GiB", error,
+                        abs(one - rep["needed_kv_gib"]) < 0.005 + 1e-9, "printed with 2 decimals"))
     if rep.get("weights_gib") is not None:
         if quant:
             w = vram.vllm_weights(arch, quant) / tp / GIB
@@ -169,6 +175,32 @@ def check_vllm(name: str, log: dict, arch: dict | None, gpus: dict) -> list[Row]
     return rows
 
 
+def check_sglang(name: str, log: dict, arch: dict | None) -> list[Row]:
+    """SGLang's token pool: the K and V sizes it prints for its #tokens, from the model's KV layout per GPU.
+
+    SGLang sizes the pool from --mem-fraction-static; that arithmetic belongs to the SGLang engine module, so
+    until one exists the pool size is listed unchecked and only the layout (bytes per token) is checked.
+    """
+    st, rep = log["settings"], log["reported"]
+    tokens = rep.get("kv_cache_tokens")
+    printed = rep.get("k_size_gib")
+    if arch is None or not tokens or printed is None:
+        why = "the sparse-attention (NSA) cache of this model is not modelled" if arch is None else "the log prints no K size"
+        return [Row(name, "sglang", "KV bytes per token", f"{rep.get('kv_size_gib') or '?'} GiB", "n/a", None, None, why)]
+    tp = st.get("tensor_parallel") or 1
+    kv = st.get("kv_dtype") or "bf16"
+    if arch.get("mla"):
+        per_token = arch["layers"] * (arch["mla"]["kv_lora_rank"] + arch["mla"]["qk_rope_head_dim"]) * vram.KV_TYPES[kv][0]
+    else:
+        per_token = arch["layers"] * max(1, arch["kv_heads"] // tp) * arch["head_dim"] * vram.KV_TYPES[kv][0]
+    predicted = tokens * per_token / GIB
+    rows = [Row(name, "sglang", "K size for the printed #tokens", f"{printed:.2f} GiB", f"{predicted:.2f} GiB",
+                rel(predicted, printed), abs(predicted - printed) < 0.005 + 1e-9, "printed with 2 decimals")]
+    rows.append(Row(name, "sglang", "token pool from --mem-fraction-static", f"{tokens:,} tokens", "n/a", None, None,
+                    "no SGLang engine module on this branch yet"))
+    return rows
+
+
 def rows(root: Path = ROOT) -> list[Row]:
     entries = load(root).entries
     models, gpus = entries.get("models", {}), entries.get("gpus", {})
@@ -177,7 +209,12 @@ def rows(root: Path = ROOT) -> list[Row]:
         arch = arch_for(log, models)
         if arch is not None and log.get("model") is None and arch.get("family") is None:
             arch["family"] = family_of(log.get("architecture_source") or "")
-        found = check_vllm(name, log, arch, gpus) if log["engine"] == "vllm" else check_gguf(name, log, arch)
+        if log["engine"] == "vllm":
+            found = check_vllm(name, log, arch, gpus)
+        elif log["engine"] == "sglang":
+            found = check_sglang(name, log, arch)
+        else:
+            found = check_gguf(name, log, arch)
         for row in found:
             row.split = log.get("split") or "test"
             row.release = str(log.get("engine_version") or "?")

@@ -17,7 +17,7 @@ if str(ROOT / "hooks") not in sys.path:
 from errorkb.cli import main as cli
 from errorkb.cli import calc as cli_calc
 from errorkb.calculator import hardware
-from errorkb.calculator import facts, vram  # noqa: E402
+from errorkb.calculator import facts, fromlog, vram  # noqa: E402
 from errorkb.build.loader import load  # noqa: E402
 
 ENTRIES = load(ROOT).entries
@@ -107,8 +107,11 @@ def test_calculator_data_is_json_and_complete():
     data = hardware.calculator_data(MODELS, GPUS)
     assert json.loads(json.dumps(data)) == data
     assert set(data["models"]) == set(MODELS) and set(data["gpus"]) == set(GPUS)
-    assert set(data["errors"]) == set(facts.ERROR_IDS.values())
+    # the calculator's failures and the ones the log reader names (a pasted log links its entry)
+    assert set(data["errors"]) == set(facts.ERROR_IDS.values()) | {f[3] for f in fromlog.FAILURES}
+    assert all((ROOT / "entries" / "errors" / f"{eid}.yaml").exists() for eid in data["errors"])
     assert data["facts"] == facts.export()
+    assert data["log_reader"] == json.loads(json.dumps(fromlog.export()))
 
 
 def test_every_failure_links_to_a_real_entry():

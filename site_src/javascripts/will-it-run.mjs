@@ -3,6 +3,7 @@
 // exported for node --test; mount() runs on every page load and instant
 // navigation (document$), and does nothing on pages without the calculator.
 import * as vram from "./vram.mjs";
+import * as fromlog from "./fromlog.mjs";
 
 const ARCH_KEYS = ["layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "vocab_size", "params_total",
   "native_context", "sliding_window", "layer_pattern", "kv_lora_rank", "qk_rope_head_dim"];
@@ -301,8 +302,71 @@ function start(root, $, data) {
   form.addEventListener("submit", (event) => event.preventDefault());
   $("copy").addEventListener("click", () => copy($, window.location.href, "Link copied."));
   $("copy-command").addEventListener("click", () => copy($, $("command").textContent, "Command copied."));
+  if (data.log_reader) {
+    fromlog.configure(data.log_reader);
+    $("log-read").addEventListener("click", () => readPasted($, data, state, update));
+  }
   update();
   root.dataset.ready = "1";
+}
+
+const SHOW_GIB = { weights_gib: "weights", kv_gib: "KV cache", gpu_total_gib: "GPU memory", gpu_free_gib: "free on the GPU" };
+const SHOW_NUM = { context: "context", seqs: "sequences", util: "utilisation", mem_fraction_static: "mem-fraction-static", tp: "GPUs" };
+
+/** Read the pasted log, fill the form from it and show the budget and the proposals (all as text, never HTML). */
+function readPasted($, data, state, update) {
+  const r = fromlog.readLog($("log").value);
+  const out = $("log-out");
+  out.hidden = false;
+  const list = $("log-proposals");
+  list.replaceChildren();
+  for (const id of ["log-budget", "log-failure"]) $(id).textContent = "";
+  $("log-entry-p").hidden = true;
+  if (!r.engine) {
+    $("log-said").textContent = "This does not look like a vLLM, llama.cpp, Ollama or SGLang log.";
+    return;
+  }
+  const modelId = fromlog.resolveModel(r.model, data.models);
+  const gpuId = fromlog.resolveGpu(r.gpu_name, data.gpus);
+  const arch = modelId ? data.models[modelId].arch : null;
+  const gpuGib = gpuId ? data.gpus[gpuId].memory_mib / 1024 : null;
+  const p = fromlog.propose(r, arch, gpuGib, arch ? arch.native_context : null);
+  const said = [`engine ${vram.ENGINE_NAMES[r.engine] || r.engine}${r.release ? ` ${r.release}` : ""}`,
+    `model ${r.model || "?"}${modelId ? ` (${data.models[modelId].title})` : ""}`, `GPU ${r.gpu_name || "?"}`];
+  for (const [key, label] of Object.entries(SHOW_GIB)) if (r[key] != null) said.push(`${label} ${r[key].toFixed(2)} GiB`);
+  for (const [key, label] of Object.entries(SHOW_NUM)) if (r[key] != null) said.push(`${label} ${r[key]}`);
+  $("log-said").textContent = `What the log says: ${said.join("; ")}.`;
+  if (p.need_bytes != null) {
+    $("log-budget").textContent = `The KV cache for ${fmt(p.asked.context)} tokens needs ${gib(p.need_bytes)} a GPU; `
+      + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
+  } else if (p.note) $("log-budget").textContent = p.note;
+  if (r.failure) $("log-failure").textContent = `Why it failed: ${r.failure}`;
+  if (r.error_id && data.errors[r.error_id]) {
+    const a = $("log-entry");
+    a.textContent = r.error_id;
+    a.href = new URL(`../../${data.errors[r.error_id]}`, new URL($("log").closest("[data-api]").dataset.api, window.location.href)).href;
+    $("log-entry-p").hidden = false;
+  }
+  const what = { context: (x) => `Context ${fmt(x.context)}`, util: (x) => `Utilisation ${x.util}`,
+    kv: (x) => `KV cache ${x.kv}`, gpus: (x) => `${x.gpus} GPUs` };
+  list.replaceChildren(...p.proposals.map((x) => {
+    const li = document.createElement("li");
+    li.dataset.change = x.change;
+    const code = Object.assign(document.createElement("code"), { textContent: x.command });
+    li.append(`${what[x.change](x)}: `, code);
+    return li;
+  }));
+  // Fill the calculator with what the log says (engines the page models; the rest stays as it was).
+  if (vram.ENGINES.includes(r.engine)) state.engine = r.engine;
+  if (modelId) state.model = modelId;
+  if (r.context) state.context = r.context;
+  if (r.seqs && r.engine !== "vllm") state.seqs = r.seqs;
+  if (r.tp) state.gpus = r.tp;
+  if (r.util) state.util = r.util;
+  if (r.kv_dtype && (vram.KV_BY_ENGINE[state.engine] || []).includes(r.kv_dtype)) state.kv = r.kv_dtype;
+  if (gpuId) state.gpu = gpuId;
+  else if (r.gpu_total_gib) { state.gpu = ""; state.vram = Math.round(r.gpu_total_gib * 100) / 100; }
+  update();
 }
 
 function copy($, text, done) {

@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from errorkb.build.pages import page_url
 from errorkb.build.render import render
-from errorkb.calculator import facts, vram
+from errorkb.calculator import facts, fromlog, vram
 
 FIT_CONTEXTS = (8192, 32768)
 GGUF_QUANTS = ("Q8_0", "Q6_K", "Q5_K_M", "Q4_K_M", "IQ4_XS", "Q3_K_L", "Q2_K")
@@ -65,8 +65,10 @@ def calculator_data(models: dict, gpus: dict) -> dict:
         "quants": {name: {"engines": list(q["engines"]), "bpw": q["bpw"], "embed_bpw": q["embed_bpw"]}
                    for name, q in vram.QUANTS.items()},
         "kv_types": {engine: list(types) for engine, types in vram.KV_BY_ENGINE.items()},
-        "errors": {eid: page_url("errors", eid) for eid in sorted(set(facts.ERROR_IDS.values()))},
+        "errors": {eid: page_url("errors", eid) for eid in
+                   sorted(set(facts.ERROR_IDS.values()) | {f[3] for f in fromlog.FAILURES})},
         "facts": facts.export(),
+        "log_reader": fromlog.export(),
     }
 
 

@@ -17,6 +17,7 @@ from errorkb.build.loader import load
 from errorkb.build.pages import page_url
 from errorkb.calculator import vram
 from errorkb.calculator.hardware import arch_of, family_of, gpu_of, scenario
+from errorkb.cli.fromlog import cmd_from_log
 from errorkb.cli.settings import read_settings
 
 
@@ -129,6 +130,13 @@ def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
 
 
 def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
+    if args.from_log:
+        return cmd_from_log(args.from_log, args.json, root)
+    missing = [flag for flag, value in (("--model", args.model), ("--engine", args.engine), ("--context", args.context),
+                                        ("--gpu or --vram-gib", args.gpu or args.vram_gib)) if value is None]
+    if missing:
+        print("will-it-run needs " + ", ".join(missing) + " (or --from-log FILE)", file=sys.stderr)
+        return 2
     loaded = load(root)
     models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
     model = models.get(args.model)
@@ -169,13 +177,14 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("will-it-run", help="does a model fit on a GPU with an engine, and how much context fits")
-    p.add_argument("--model", required=True, help="model id from entries/models/")
-    p.add_argument("--engine", required=True, choices=vram.ENGINES)
+    p.add_argument("--from-log", metavar="FILE", help="fill everything from a start-up or crash log (- for stdin)")
+    p.add_argument("--model", help="model id from entries/models/")
+    p.add_argument("--engine", choices=vram.ENGINES)
     p.add_argument("--quant", help="weight format (default: published dtype for vLLM and SGLang, Q4_K_M for GGUF engines)")
     p.add_argument("--kv-dtype", choices=["auto", "f16", "bf16", "fp8", "q8_0", "q4_0"])
-    p.add_argument("--context", required=True, type=int, help="tokens per sequence")
+    p.add_argument("--context", type=int, help="tokens per sequence")
     p.add_argument("--seqs", type=int, default=1, help="sequences served at the same time")
-    where = p.add_mutually_exclusive_group(required=True)
+    where = p.add_mutually_exclusive_group()
     where.add_argument("--gpu", help="GPU id from entries/gpus/")
     where.add_argument("--vram-gib", type=float, help="total memory per GPU as the driver reports it, in GiB")
     p.add_argument("--gpus", type=int, default=1, help="number of GPUs (tensor parallel for vLLM and SGLang, layer split otherwise)")

@@ -1,0 +1,257 @@
+"""Calculator, log reader: what a pasted vLLM, llama.cpp, Ollama or SGLang start-up or crash log says about memory.
+
+Input: the text of a log. Output: a plain dict (``read_log``) with the engine, its
+release, the model (name and the architecture lines llama.cpp prints), the GPU
+and its memory, the weights loaded, the KV memory available or allocated, the
+context, concurrency and utilisation asked, and the failure line with its kind.
+Sizes are in GiB. The patterns are data (``PATTERNS``): the build exports them in
+calculator.json, and site_src/javascripts/fromlog.mjs applies the same patterns
+with the same rules; both run over tests/fromlog_cases.json.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Which engine wrote the log, tried in this order (an Ollama log embeds llama.cpp lines,
+# so Ollama comes before llama.cpp; SGLang and vLLM print lines no other engine does).
+DETECT = [
+    ("sglang", r"KV Cache is allocated|max_total_num_tokens=|mem_fraction_static|sglang\.launch_server|Load weight end\."),
+    ("ollama", r"msg=\"starting llama server\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes)\.go"),
+    ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
+             r"vllm serve|gpu_memory_utilization|EngineCore|vLLM"),
+    ("llamacpp", r"llama_kv_cache|llama_context|llama_new_context_with_model|load_tensors|llm_load_tensors|"
+                 r"print_info|llama_model_loader|ggml_"),
+]
+
+SIZE = r"(-?[\d.]+) ?(GiB|GB|MiB|MB|B)\b"
+DEVICE = r"((?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)"
+
+# field -> how several matches combine and the patterns, tried in order. "first", "last", "sum": group 1 is the
+# value and a size has its unit in group 2. "device": group 1 names the device, groups 2 and 3 are the size; the
+# last size of each device counts (a log with two start-ups counts the second), summed over the devices.
+PATTERNS: dict[str, dict[str, list]] = {
+    "vllm": {
+        "release": ["first", r"vLLM API server version ([0-9][\w.+-]*)", r"LLM engine \(v([0-9][\w.+-]*)\)",
+                    r"\bversion ([0-9]+\.[0-9]+\.[0-9][\w.+-]*)"],
+        "model": ["first", r"vllm serve ([^\s\\'\"]+)", r"'model': '([^']+)'", r"\bmodel='([^']+)'",
+                  r"Starting to load model ([^\s]+?)\.\.\."],
+        "weights_gib": ["last", r"(?:Model loading took|Loading model weights took) " + SIZE],
+        "kv_gib": ["last", r"Available KV cache memory: " + SIZE, r"kv_cache_size=" + SIZE,
+                   r"than the available KV cache memory \(([\d.]+) ?(GiB)\)"],
+        "kv_tokens": ["last", r"GPU KV cache size: ([\d,]+) tokens",
+                      r"maximum number of tokens that can be stored in KV cache \((\d+)\)"],
+        "gpu_blocks": ["last", r"#? ?GPU blocks: (\d+)"],
+        "gpu_total_gib": ["first", r"total_gpu_memory=" + SIZE, r"Free memory on device \([\d.]+/([\d.]+) ?(GiB)\)"],
+        "gpu_free_gib": ["first", r"Free memory on device \(([\d.]+)/[\d.]+ ?(GiB)\)"],
+        "util": ["first", r"--gpu-memory-utilization[= ]([\d.]+)", r"'gpu_memory_utilization': ([\d.]+)",
+                 r"gpu_memory_utilization=([\d.]+)", r"desired GPU memory utilization \(([\d.]+)"],
+        "context": ["first", r"--max-model-len[= ](\d+)", r"'max_model_len': (\d+)", r"max seq len \((\d+)\)",
+                    r"max_seq_len=(\d+)", r"Maximum concurrency for ([\d,]+) tokens per request", r"Using max model len (\d+)"],
+        "tp": ["first", r"--tensor-parallel-size[= ](\d+)", r"'tensor_parallel_size': (\d+)", r"tensor_parallel_size=(\d+)",
+               r"\s-tp[= ](\d+)"],
+        "kv_dtype": ["first", r"--kv-cache-dtype[= ](\w+)", r"'kv_cache_dtype': '(\w+)'", r"kv_cache_dtype=(\w+)"],
+        "seqs": ["first", r"--max-num-seqs[= ](\d+)", r"'max_num_seqs': (\d+)"],
+        "batched": ["first", r"--max-num-batched-tokens[= ](\d+)", r"'max_num_batched_tokens': (\d+)",
+                    r"max_num_batched_tokens=(\d+)"],
+        "needed_kv_gib": ["last", r"\(([\d.]+) ?(GiB) KV cache is needed"],
+        "estimated_max_len": ["last", r"estimated maximum model length is (\d+)"],
+        "failure": ["first", r"((?:ValueError|RuntimeError): [^\n]*(?:KV cache|max seq len|Free memory|cache blocks)[^\n]*)",
+                    r"(The model's max seq len \(\d+\) is larger than[^\n]*)",
+                    r"(No available memory for the cache blocks[^\n]*)", r"((?:torch\.)?(?:cuda\.)?OutOfMemoryError[^\n]*)",
+                    r"(CUDA out of memory[^\n]*)"],
+    },
+    "llamacpp": {
+        "release": ["first", r"\bbuild(?: info)?[:=]? ?(\d+ \(\w+\))", r"\bversion: (\d+ \(\w+\))"],
+        "model": ["first", r"general\.name\s+(?:str\s+)?=\s+([^\n]+?)\s*$", r"from ([^\s]+\.gguf)"],
+        "arch": ["first", r"(?:print_info|llm_load_print_meta): arch\s+= (\w+)", r"general\.architecture\s+str\s+=\s+(\w+)"],
+        "n_layer": ["first", r"(?:print_info|llm_load_print_meta): n_layer\s+= (\d+)"],
+        "n_head_kv": ["first", r"(?:print_info|llm_load_print_meta): n_head_kv\s+= (\d+)\s*$"],
+        "n_embd_head_k": ["first", r"(?:print_info|llm_load_print_meta): n_embd_head_k\s+= (\d+)"],
+        "n_swa": ["first", r"(?:print_info|llm_load_print_meta): n_swa\s+= (\d+)"],
+        "n_ctx_train": ["first", r"(?:print_info|llm_load_print_meta): n_ctx_train\s+= (\d+)"],
+        "kv_lora_rank": ["first", r"(?:print_info|llm_load_print_meta): n_lora_kv\s+= (\d+)"],
+        "gpu_name": ["first", r"Device \d+: (?:NVIDIA )?([^,\n]+?), compute capability",
+                     r"using device \w+ \((?:NVIDIA )?([^)]+)\)"],
+        "gpu_free_gib": ["first", r"using device \w+ \([^)]*\)(?: \([^)]*\))? - (\d+) (MiB) free"],
+        "gpu_layers": ["last", r"offloaded (\d+)/\d+ layers to GPU"],
+        "model_layers": ["last", r"offloaded \d+/(\d+) layers to GPU"],
+        "weights_gib": ["device", DEVICE + r" (?:model )?buffer size =\s+" + SIZE],
+        "kv_gib": ["device", DEVICE + r" KV buffer size =\s+" + SIZE],
+        "kv_total_gib": ["last", r"KV self size\s+=\s+" + SIZE],
+        "kv_dtype": ["first", r"K \((\w+)\):"],
+        "compute_gib": ["device", DEVICE + r" compute buffer size =\s+" + SIZE],
+        "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)"],
+        "seqs": ["first", r"\bn_seq_max\s+= (\d+)", r"--parallel[= ](\d+)", r"\s-np (\d+)"],
+        "failed_alloc_gib": ["last", r"allocating " + SIZE + r" on device", r"failed to allocate \w+ buffer of size (\d+)()"],
+        "failure": ["first", r"(\w+: allocating [\d.]+ MiB on device \d+: cudaMalloc failed: out of memory)",
+                    r"(cudaMalloc failed: out of memory)", r"(failed to allocate \w+ buffer of size \d+)",
+                    r"(failed to create context with model[^\n]*)", r"(error loading model[^\n]*)", r"(out of memory[^\n]*)"],
+    },
+    "ollama": {
+        "release": ["first", r"\(version ([0-9][\w.+-]*)\)", r"\bversion=([0-9][\w.+-]*)"],
+        "gpu_name": ["first", r"name=\"(?:NVIDIA )?([^\"]+)\" (?:libdirs=\S+ )?(?:driver=\S+ )?(?:pci_id=\S+ )?(?:type=\S+ )?total="],
+        "gpu_total_gib": ["first", r"\btotal=\"" + SIZE + "\" available="],
+        "gpu_free_gib": ["first", r"memory\.available=\"\[" + SIZE, r"\" available=\"" + SIZE + "\""],
+        "gpu_free_list": ["first", r"memory\.available=\"\[([^\]]+)\]"],
+        "kv_gib": ["device", r"memory\.required\.(kv)=\"" + SIZE + "\"", r"msg=\"kv cache\" device=(\w+) size=\"" + SIZE + "\""],
+        "weights_gib": ["device", r"memory\.weights\.(total)=\"" + SIZE + "\"", r"msg=\"model weights\" device=(\w+) size=\"" + SIZE + "\""],
+        "graph_gib": ["device", r"memory\.graph\.(full)=\"" + SIZE + "\"", r"msg=\"compute graph\" device=(\w+) size=\"" + SIZE + "\""],
+        "required_gib": ["first", r"memory\.required\.full=\"" + SIZE + "\"", r"msg=\"total memory\" size=\"" + SIZE + "\""],
+        "ctx_size": ["last", r"--ctx-size[= ](\d+)"],
+        "context": ["first", r"OLLAMA_CONTEXT_LENGTH:(\d+)", r"\bn_ctx_per_seq\s+= (\d+)"],
+        "seqs": ["last", r"--parallel[= ](\d+)", r"OLLAMA_NUM_PARALLEL:([1-9]\d*)", r"\bn_seq_max\s+= (\d+)"],
+        "gpu_layers": ["last", r"layers\.offload=(\d+)", r"--n-gpu-layers[= ](\d+)"],
+        "model_layers": ["last", r"layers\.model=(\d+)"],
+        "kv_dtype": ["first", r"OLLAMA_KV_CACHE_TYPE:(\w+)", r"K \((\w+)\):"],
+        "failure": ["first", r"(model requires more system memory[^\"\n]*)", r"(cudaMalloc failed: out of memory)",
+                    r"error=\"([^\"]*(?:memory|alloc)[^\"]*)\""],
+    },
+    "sglang": {
+        "release": ["first", r"sglang(?:==| version:? )([0-9][\w.+-]*)"],
+        "model": ["first", r"--model(?:-path)?[= ]([^\s\\]+)", r"model_path='([^']+)'", r"\btype=(\w+ForCausalLM)"],
+        "weights_gib": ["first", r"Load weight end\.[^\n]*mem usage=" + SIZE],
+        "free_after_weights_gib": ["first", r"Load weight end\.[^\n]*avail mem=" + SIZE],
+        "kv_tokens": ["last", r"KV Cache is allocated\.[^\n]*#tokens: (\d+)", r"max_total_num_tokens=(\d+)"],
+        "k_gib": ["last", r"K size: " + SIZE],
+        "v_gib": ["last", r"\bV size: " + SIZE],
+        "kv_size_gib": ["last", r"KV size: " + SIZE],
+        "mem_fraction_static": ["first", r"--mem-fraction-static[= ]([\d.]+)", r"mem_fraction_static[=:]? ?([\d.]+)"],
+        "context": ["first", r"--context-length[= ](\d+)", r"\bcontext_len=(\d+)", r"context_length=(\d+)"],
+        "tp": ["first", r"--tp(?:-size)?[= ](\d+)", r"\btp_size=(\d+)"],
+        "seqs": ["first", r"--max-running-requests[= ](\d+)", r"max_running_requests=(\d+)"],
+        "available_gpu_gib": ["last", r"available_gpu_mem=" + SIZE],
+        "failure": ["first", r"(Not enough memory\. Please try to increase --mem-fraction-static[^\n]*)",
+                    r"(Input length \(\d+ tokens\) exceeds the maximum allowed length \(\d+ tokens\))",
+                    r"(RuntimeError: [^\n]*(?:memory|Not enough)[^\n]*)", r"(CUDA out of memory[^\n]*)"],
+    },
+}
+# An Ollama log carries llama.cpp's own lines: what Ollama does not print itself is read from those.
+INHERIT = {"ollama": "llamacpp"}
+
+# What a failure line means, and the KB entry that explains it (the calculator's links.py ids and two more).
+FAILURES = [
+    ("vllm", r"Free memory on device", "vllm_free_memory", "vllm-free-memory-less-than-utilization"),
+    ("vllm", r"max seq len|KV cache is needed|estimated maximum model length", "vllm_max_seq_len",
+     "vllm-max-seq-len-exceeds-kv-cache"),
+    ("vllm", r"No available memory for the cache blocks|cache blocks", "vllm_no_blocks", "vllm-no-available-kv-cache-blocks"),
+    ("sglang", r"Not enough memory|exceeds the maximum allowed length|out of memory", "sglang_memory",
+     "sglang-kv-cache-out-of-memory"),
+    ("ollama", r"requires more system memory", "ollama_memory", "ollama-requires-more-system-memory"),
+    ("*", r"cudaMalloc failed|failed to allocate", "gguf_malloc", "llamacpp-cuda-malloc-failed"),
+    ("*", r"out of memory|OutOfMemoryError", "oom", "cuda-oom-loading-model"),
+]
+TO_GIB = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "MB": 1 / 1024, "B": 1 / 1024**3, "": 1 / 1024**3}
+NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "util", "context", "tp", "seqs", "batched", "estimated_max_len", "n_layer",
+                 "n_head_kv", "n_embd_head_k", "n_swa", "n_ctx_train", "kv_lora_rank", "gpu_layers", "model_layers",
+                 "mem_fraction_static", "ctx_size")
+
+
+# Words in a checkpoint's name that say how it is packaged, not which model it is.
+PACKAGING = (r"^(meta|instruct|chat|it|hf|gguf|fp8|bf16|f16|awq|gptq|mxfp4|int4|int8|dynamic|quantized.*|"
+             r"w\d+a\d+|q\d.*|iq\d.*|ud)$")
+GPU_NOISE = ("nvidia", "geforce", "amd", "radeon", "tesla")
+
+
+def model_key(name: str) -> str:
+    """'neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8' -> 'llama-3.1-70b' (the words that name the model)."""
+    base = name.strip().rstrip("/").split("/")[-1].lower()
+    base = base[:-5] if base.endswith(".gguf") else base
+    return "-".join(w for w in re.split(r"[-_ ]+", base) if w and not re.match(PACKAGING, w))
+
+
+def gpu_key(name: str) -> str:
+    return " ".join(w for w in re.sub(r"[^a-z0-9 ]", " ", name.lower()).split() if w not in GPU_NOISE)
+
+
+def detect(text: str) -> str | None:
+    for engine, pattern in DETECT:
+        if re.search(pattern, text):
+            return engine
+    return None
+
+
+def _value(match: re.Match, field: str, first: int = 1):
+    raw = match.group(first).strip()
+    if field.endswith("_gib"):
+        unit = match.group(first + 1) if match.re.groups > first else "GiB"
+        return float(raw) * TO_GIB[unit or ""]
+    if field in NUMBER_FIELDS:
+        return float(raw.replace(",", ""))
+    return raw
+
+
+def _apply(table: dict, text: str, out: dict) -> None:
+    for field, (mode, *patterns) in table.items():
+        if out.get(field) is not None:
+            continue
+        values: list = []
+        for pattern in patterns:
+            found = list(re.finditer(pattern, text, re.M))
+            if mode == "device":
+                values = list({m.group(1): _value(m, field, 2) for m in found}.values())
+            else:
+                values = [_value(m, field) for m in found]
+            if values:
+                break
+        if values:
+            out[field] = sum(values) if mode in ("sum", "device") else values[0] if mode == "first" else values[-1]
+
+
+def _tidy(r: dict) -> dict:
+    """The engine-specific meaning of what was read, so every engine fills the same fields."""
+    engine = r["engine"]
+    if engine == "vllm" and r.get("kv_tokens") is None and r.get("gpu_blocks"):
+        r["kv_tokens"] = r["gpu_blocks"] * 16  # V0 printed blocks of 16 tokens
+    if engine == "llamacpp" and r.get("kv_gib") is None:
+        r["kv_gib"] = r.get("kv_total_gib")
+    if engine == "ollama" and r.get("ctx_size") and r.get("context") is None:
+        r["context"] = r["ctx_size"] // (r.get("seqs") or 1)  # the runner's --ctx-size is num_ctx x num_parallel
+    if engine == "ollama" and r.get("gpu_free_list"):  # "[22.0 GiB 22.0 GiB]": one size a GPU the model is spread over
+        sizes = [float(v) * TO_GIB[u] for v, u in re.findall(SIZE, r.pop("gpu_free_list"))]
+        if sizes:
+            r["tp"], r["gpu_free_gib"] = len(sizes), sum(sizes) / len(sizes)
+    if engine == "sglang":
+        if r.get("k_gib") is not None:
+            r["kv_gib"] = r["k_gib"] + (r.get("v_gib") or 0)
+        elif r.get("kv_size_gib") is not None:
+            r["kv_gib"] = r["kv_size_gib"]
+        if r.get("weights_gib") is not None and r.get("free_after_weights_gib") is not None:
+            r["gpu_total_gib"] = r["weights_gib"] + r["free_after_weights_gib"]  # what the GPU had before loading
+    for key in ("context", "seqs", "tp", "kv_tokens", "gpu_layers", "model_layers", "batched"):
+        if r.get(key) is not None:
+            r[key] = int(r[key])
+    text = r.get("failure") or ""
+    r["failure_kind"] = r["error_id"] = None
+    for engine_of, pattern, kind, entry in FAILURES:
+        if (engine_of in ("*", engine)) and text and re.search(pattern, text):
+            r["failure_kind"], r["error_id"] = kind, entry
+            break
+    if r["failure_kind"] is None and engine == "vllm" and r.get("kv_gib") is not None and r["kv_gib"] <= 0:
+        r["failure_kind"], r["error_id"] = "vllm_no_blocks", "vllm-no-available-kv-cache-blocks"
+    return r
+
+
+def read_log(text: str) -> dict:
+    """Every memory fact the log states; fields it does not state are absent (not guessed)."""
+    engine = detect(text)
+    out: dict = {"engine": engine}
+    if engine is None:
+        return {"engine": None, "failure_kind": None, "error_id": None}
+    _apply(PATTERNS[engine], text, out)
+    if engine in INHERIT:
+        # llama.cpp's n_ctx and n_seq_max inside Ollama are totals over the parallel slots: Ollama's own lines decide
+        _apply({k: v for k, v in PATTERNS[INHERIT[engine]].items() if k not in ("context", "seqs")}, text, out)
+    return _tidy(out)
+
+
+def export() -> dict:
+    """The patterns and rules as JSON-ready data, for the browser's fromlog.mjs (through calculator.json)."""
+    from errorkb.calculator import proposal  # the proposal's own limits travel with the patterns
+
+    return {"detect": [list(d) for d in DETECT], "patterns": PATTERNS, "inherit": dict(INHERIT),
+            "failures": [list(f) for f in FAILURES], "to_gib": dict(TO_GIB), "size": SIZE, "packaging": PACKAGING,
+            "gpu_noise": list(GPU_NOISE), "number_fields": list(NUMBER_FIELDS),
+            "proposal": {"gpu_counts": list(proposal.GPU_COUNTS), "max_util": proposal.MAX_UTIL,
+                         "cache_steps": {k: list(v) for k, v in proposal.CACHE_STEPS.items()},
+                         "context_ceiling": proposal.CONTEXT_CEILING}}

@@ -1,0 +1,192 @@
+"""Calculator, proposal: from what a log says (``fromlog.read_log``) to the budget it implies and the nearest settings that start.
+
+Input: a reading, the model's architecture when the model is known (a model entry
+or None), the GPU's memory when the log does not print it, and the engine's own
+arithmetic (the llamacpp, ollama and vllm modules). Output: a plain dict with the
+budget (memory, weights, room for the KV cache, what the asked settings need),
+the failure and its KB entry, and a list of proposals (largest context at these
+settings; the utilisation, KV cache type or GPU count that fits the context
+asked), each with the settings and whether they fit (``fits``, which re-runs the
+budget for them). site_src/javascripts/fromlog.mjs is its twin.
+"""
+
+from __future__ import annotations
+
+import math
+
+from errorkb.calculator.facts import GIB, KV_TYPES, RUNTIME_CONTEXT, VLLM_BATCHED_SMALL
+from errorkb.calculator.llamacpp import llamacpp_kv
+from errorkb.calculator.ollama import ollama_kv
+from errorkb.calculator.vllm import vllm_blocks_per_request, vllm_groups, vllm_page
+
+GPU_COUNTS = (2, 4, 8)          # tensor-parallel sizes (or cards to split layers over) worth proposing
+MAX_UTIL = 0.95                 # highest --gpu-memory-utilization / --mem-fraction-static proposed: the rest is the driver's
+CACHE_STEPS = {"vllm": ("fp8",), "sglang": ("fp8_e4m3",), "llamacpp": ("q8_0", "q4_0"), "ollama": ("q8_0", "q4_0")}
+CONTEXT_CEILING = 1 << 24
+
+
+def _bytes_per(kv: str) -> float:
+    size, block = KV_TYPES.get({"auto": "bf16", "fp8_e4m3": "fp8", "fp8_e5m2": "fp8"}.get(kv, kv), (2, 1))
+    return size / block
+
+
+def kv_need(r: dict, arch: dict | None, s: dict) -> float:
+    """Bytes of KV cache one GPU needs for s (context, seqs, kv, gpus): the engine's arithmetic when the model is known,
+    else the log's own KV size scaled by tokens and bytes per value (exact for full attention)."""
+    engine, ctx, seqs, kv, n = r["engine"], s["context"], s["seqs"], s["kv"], s["gpus"]
+    mla = bool(arch and arch.get("mla"))
+    if arch:
+        if engine == "vllm":
+            kind = "fp8" if _bytes_per(kv) == 1 else "bf16"
+            return vllm_groups(arch)[0] * vllm_page(arch, kind, n) * vllm_blocks_per_request(
+                arch, ctx, r.get("batched") or VLLM_BATCHED_SMALL) * seqs
+        if engine == "sglang":
+            width = (arch["mla"]["kv_lora_rank"] + arch["mla"]["qk_rope_head_dim"]) if mla else \
+                2 * max(1, arch["kv_heads"] // n) * arch["head_dim"]
+            return ctx * seqs * arch["layers"] * width * _bytes_per(kv)
+        kv_name = kv if kv in KV_TYPES else "f16"
+        total = llamacpp_kv(arch, ctx, seqs, kv_name) if engine == "llamacpp" else ollama_kv(arch, ctx, seqs, kv_name)
+        return total / n
+    base_kv = r.get("kv_dtype") or s["kv0"]
+    if r.get("needed_kv_gib") and r.get("context"):
+        per_token = r["needed_kv_gib"] * GIB / r["context"]
+    elif r.get("kv_tokens") and r.get("kv_gib"):
+        per_token = r["kv_gib"] * GIB / r["kv_tokens"]
+    elif r.get("kv_gib") and r.get("context"):
+        per_token = r["kv_gib"] * GIB / (r["context"] * (r.get("seqs") or 1))
+    else:
+        return math.nan
+    # Without the architecture an MLA cache (copied to every GPU) cannot be told apart: vLLM and SGLang KV is not split.
+    split = n / (r.get("tp") or 1) if engine in ("llamacpp", "ollama") else 1
+    return per_token * ctx * seqs * _bytes_per(kv) / _bytes_per(base_kv) / split
+
+
+def room(r: dict, s: dict, gpu_gib: float | None) -> float:
+    """Bytes one GPU has for the KV cache at settings s, from the log's own budget."""
+    engine, n0, n = r["engine"], r.get("tp") or 1, s["gpus"]
+    total = (r.get("gpu_total_gib") or gpu_gib or math.nan) * GIB
+    weights = (r.get("weights_gib") or 0) * GIB
+    if engine in ("vllm", "sglang"):
+        pool = (r.get("kv_gib") if r.get("kv_gib") is not None else math.nan) * GIB
+        share0 = r.get("util") if engine == "vllm" else r.get("mem_fraction_static")
+        share = s.get("util") or share0
+        if share != share0:
+            pool += (share - share0) * total
+        return pool + weights * (1 - n0 / n)  # more GPUs: each holds a smaller share of the weights
+    free = (r.get("gpu_free_gib") or r.get("gpu_total_gib") or gpu_gib or math.nan) * GIB
+    if engine == "ollama":
+        fixed = ((r.get("required_gib") or math.nan) - (r.get("kv_gib") or 0)) * GIB
+        return (free * n - fixed) / n
+    compute = (r.get("compute_gib") or 0) * GIB
+    runtime = 0 if r.get("gpu_free_gib") else RUNTIME_CONTEXT  # "MiB free" already leaves the driver's share out
+    return (free * n - weights - (compute + runtime) * n) / n
+
+
+def fits(r: dict, arch: dict | None, s: dict, gpu_gib: float | None) -> bool:
+    need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
+    return not math.isnan(need) and not math.isnan(have) and 0 < need <= have
+
+
+def _largest_context(r, arch, s, gpu_gib, ceiling) -> int:
+    lo, hi = 0, ceiling
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fits(r, arch, {**s, "context": mid}, gpu_gib):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def asked(r: dict) -> dict:
+    kv0 = r.get("kv_dtype") or ("auto" if r["engine"] in ("vllm", "sglang") else "f16")
+    return {"context": r.get("context"), "seqs": 1 if r["engine"] in ("vllm", "sglang") else (r.get("seqs") or 1),
+            "kv": kv0, "kv0": kv0, "gpus": r.get("tp") or 1,
+            "util": r.get("util") if r["engine"] == "vllm" else r.get("mem_fraction_static")}
+
+
+def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, native_context: int | None = None) -> dict:
+    """The budget the log implies and the nearest settings that start, each re-checked by ``fits``."""
+    s = asked(r)
+    out = {"engine": r["engine"], "asked": {k: v for k, v in s.items() if k != "kv0"}, "failure": r.get("failure"),
+           "failure_kind": r.get("failure_kind"), "error_id": r.get("error_id"), "proposals": []}
+    ceiling = min(native_context or r.get("n_ctx_train") or CONTEXT_CEILING, CONTEXT_CEILING)
+    if not s["context"]:
+        have = room(r, s, gpu_gib)
+        out.update(need_bytes=None, room_bytes=None if math.isnan(have) else have, starts=None)
+        best = _largest_context(r, arch, {**s, "context": 1}, gpu_gib, ceiling)
+        if best > 0:
+            out["proposals"].append({"change": "context", **s, "context": best})
+        out["note"] = "The log does not say which context was asked; the largest that fits is below."
+        return _finish(r, out, s, arch, gpu_gib)
+    need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
+    out.update(need_bytes=None if math.isnan(need) else need, room_bytes=None if math.isnan(have) else have,
+               starts=fits(r, arch, s, gpu_gib))
+    if math.isnan(need) or math.isnan(have):
+        out["note"] = "The log does not give enough numbers for a budget (KV size and the memory left for it)."
+        return out
+    best = _largest_context(r, arch, s, gpu_gib, ceiling)
+    if best > 0:
+        out["proposals"].append({"change": "context", **s, "context": best})
+    if not out["starts"]:
+        total = (r.get("gpu_total_gib") or gpu_gib or 0) * GIB
+        if r["engine"] in ("vllm", "sglang") and s["util"] and total:
+            util = math.ceil((s["util"] + (need - have) / total) * 100) / 100
+            if util <= MAX_UTIL and fits(r, arch, {**s, "util": util}, gpu_gib):
+                out["proposals"].append({"change": "util", **s, "util": util})
+        for kv in CACHE_STEPS[r["engine"]]:
+            if _bytes_per(kv) < _bytes_per(s["kv"]) and fits(r, arch, {**s, "kv": kv}, gpu_gib):
+                out["proposals"].append({"change": "kv", **s, "kv": kv})
+                break
+        heads = arch["attention_heads"] if arch else None
+        for n in GPU_COUNTS:
+            if n > s["gpus"] and (heads is None or heads % n == 0) and fits(r, arch, {**s, "gpus": n}, gpu_gib):
+                out["proposals"].append({"change": "gpus", **s, "gpus": n})
+                break
+    return _finish(r, out, s, arch, gpu_gib)
+
+
+def _finish(r: dict, out: dict, s: dict, arch: dict | None, gpu_gib: float | None) -> dict:
+    for p in out["proposals"]:
+        p.pop("kv0", None)
+        p["fits"] = fits(r, arch, {**p, "kv0": s["kv0"]}, gpu_gib)
+        p["command"] = command(r, p)
+    return out
+
+
+def command(r: dict, p: dict) -> str:
+    """The engine's command line for a proposal (the model as the log names it)."""
+    model = r.get("model") or "MODEL"
+    engine = r["engine"]
+    if engine == "vllm":
+        parts = [f"vllm serve {model}", f"--max-model-len {p['context']}"]
+        if p.get("util"):
+            parts.append(f"--gpu-memory-utilization {p['util']:g}")
+        if p["gpus"] > 1:
+            parts.append(f"--tensor-parallel-size {p['gpus']}")
+        if p["kv"] not in ("auto", "bf16", "f16"):
+            parts.append(f"--kv-cache-dtype {p['kv']}")
+        return " ".join(parts)
+    if engine == "sglang":
+        parts = [f"python -m sglang.launch_server --model-path {model}", f"--context-length {p['context']}"]
+        if p.get("util"):
+            parts.append(f"--mem-fraction-static {p['util']:g}")
+        if p["gpus"] > 1:
+            parts.append(f"--tp {p['gpus']}")
+        if p["kv"] not in ("auto", "bf16", "f16"):
+            parts.append(f"--kv-cache-dtype {p['kv']}")
+        return " ".join(parts)
+    if engine == "llamacpp":
+        parts = [f"llama-server -m {model if model.endswith('.gguf') else 'MODEL.gguf'}", f"-c {p['context'] * p['seqs']}",
+                 f"-np {p['seqs']}", "-ngl 999"]
+        if p["kv"] != "f16":
+            parts.append(f"-ctk {p['kv']} -ctv {p['kv']} --flash-attn on")
+        if p["gpus"] > 1:
+            parts.append("--split-mode layer --tensor-split " + ",".join(["1"] * p["gpus"]))
+        return " ".join(parts)
+    env = [f"OLLAMA_NUM_PARALLEL={p['seqs']}", f"OLLAMA_CONTEXT_LENGTH={p['context']}"]
+    if p["kv"] != "f16":
+        env += ["OLLAMA_FLASH_ATTENTION=1", f"OLLAMA_KV_CACHE_TYPE={p['kv']}"]
+    line = " ".join(env) + " ollama serve"
+    return line + (f"   # with {p['gpus']} GPUs visible" if p["gpus"] > 1 else "")
+

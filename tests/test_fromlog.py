@@ -1,0 +1,106 @@
+"""The log reader and the settings it proposes: the shared cases (tests/fromlog_cases.json, also run by
+tests/js/fromlog.test.mjs), every real log of tests/data/real-memory-logs, and `kb will-it-run --from-log`."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "hooks") not in sys.path:
+    sys.path.insert(0, str(ROOT / "hooks"))
+
+from errorkb.build.loader import load  # noqa: E402
+from errorkb.calculator import fromlog, proposal  # noqa: E402
+from errorkb.calculator.facts import GIB, MIB  # noqa: E402
+from errorkb.calculator.hardware import arch_of  # noqa: E402
+from errorkb.cli import main as cli  # noqa: E402
+from errorkb.cli.fromlog import resolve_gpu, resolve_model  # noqa: E402
+
+CASES = json.loads((ROOT / "tests" / "fromlog_cases.json").read_text(encoding="utf-8"))["cases"]
+LOGS = sorted((ROOT / "tests" / "data" / "real-memory-logs").glob("*.yaml"))
+ENTRIES = load(ROOT).entries
+
+
+def same(a, b) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9) if isinstance(a, float) or isinstance(b, float) else a == b
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c["name"] for c in CASES])
+def test_shared_case(case):
+    r = fromlog.read_log(case["log"])
+    for key, want in case["expect"].items():
+        assert r.get(key) is not None or want is None, f"{key} not read"
+        assert same(r.get(key), want), f"{key}: read {r.get(key)!r}, want {want!r}"
+    if "proposal" in case:
+        out = proposal.propose(r)
+        want = case["proposal"]
+        assert out["starts"] == want["starts"]
+        assert [p["change"] for p in out["proposals"]] == want["changes"]
+        if "context" in want:
+            assert out["proposals"][0]["context"] == want["context"], want.get("why")
+
+
+def test_the_browser_copy_of_the_patterns_is_current():
+    """tests/fromlog_patterns.json is what the node tests load; the build exports the same in calculator.json."""
+    copy = json.loads((ROOT / "tests" / "fromlog_patterns.json").read_text(encoding="utf-8"))
+    assert copy == json.loads(json.dumps(fromlog.export())), "refresh: python -c 'export()' into tests/fromlog_patterns.json"
+
+
+@pytest.mark.parametrize("path", LOGS, ids=[p.stem for p in LOGS])
+def test_real_log(path):
+    """Each real log is read as its engine; every proposal fits when fed back through the budget, with the model's
+    architecture when the log names a known model; a printed engine limit is met within 1%."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    r = fromlog.read_log(data["log"])
+    want = {"llamacpp": ("llamacpp", "ollama")}.get(data["engine"], (data["engine"],))
+    assert r["engine"] in want
+    _, model = resolve_model(r.get("model") or (data.get("model") and ENTRIES["models"][data["model"]].hf_repo),
+                             ENTRIES["models"])
+    arch = arch_of(model) if model else None
+    gpu = ENTRIES["gpus"].get(data["settings"].get("gpu") or "")
+    gpu_gib = gpu.memory_mib * MIB / GIB if gpu else None
+    for a in (None, arch) if arch else (None,):
+        out = proposal.propose(r, a, gpu_gib)
+        for p in out["proposals"]:
+            assert p["fits"], (p, out)
+            settings = {k: p[k] for k in ("context", "seqs", "kv", "gpus", "util")}
+            assert proposal.fits(r, a, {**settings, "kv0": out["asked"]["kv"]}, gpu_gib)
+            assert p["command"].split()[0] in ("vllm", "python", "llama-server", "OLLAMA_NUM_PARALLEL=" + str(p["seqs"]))
+        printed = r.get("estimated_max_len") or (r.get("kv_tokens") if r["engine"] in ("vllm", "sglang") else None)
+        if a is None and printed and out["proposals"] and out["proposals"][0]["change"] == "context":
+            assert abs(out["proposals"][0]["context"] - printed) <= 0.01 * printed
+
+
+def test_failing_logs_name_their_entry():
+    for path in LOGS:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        r = fromlog.read_log(data["log"])
+        if data.get("outcome") == "fail" and r.get("failure"):
+            assert r["error_id"] and (ROOT / "entries" / "errors" / f"{r['error_id']}.yaml").exists(), path.stem
+
+
+def test_names_resolve_to_entries():
+    assert resolve_model("neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8", ENTRIES["models"])[0] == "llama-3.1-70b"
+    assert resolve_model("/home/user/DeepSeek-V2-Lite-Chat/", ENTRIES["models"])[0] is None
+    assert resolve_gpu("GeForce RTX 4090", ENTRIES["gpus"])[0] == "rtx-4090"
+
+
+def test_cli_from_log(tmp_path, capsys):
+    log = tmp_path / "start.log"
+    log.write_text(next(c["log"] for c in CASES if c["name"].startswith("vLLM V0")), encoding="utf-8")
+    code = cli.main(["--root", str(ROOT), "will-it-run", "--from-log", str(log), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 1 and out["error_id"] == "vllm-max-seq-len-exceeds-kv-cache"
+    assert {p["change"] for p in out["proposals"]} == {"context", "util", "kv", "gpus"}
+    assert all(p["fits"] for p in out["proposals"])
+    code = cli.main(["--root", str(ROOT), "will-it-run", "--from-log", str(log)])
+    text = capsys.readouterr().out
+    assert "--max-model-len 23648" in text and "/errors/vllm-max-seq-len-exceeds-kv-cache/" in text
+    log.write_text("nothing an engine prints", encoding="utf-8")
+    assert cli.main(["--root", str(ROOT), "will-it-run", "--from-log", str(log)]) == 2
