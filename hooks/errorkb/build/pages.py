@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from errorkb.build import snippet
+from errorkb.build import snippet, structured
 from errorkb.build.linker import Graph
 from errorkb.build.render import render
 
@@ -152,6 +152,15 @@ def _common(graph: Graph, settings: Settings, src_uri: str) -> dict:
     }
 
 
+def crumbs(graph: Graph, settings: Settings, kind: str, entry_id: str) -> list[tuple[str, str]]:
+    """The breadcrumb of an entry page as (name, absolute URL), the entry last (the page shows all but the last)."""
+    entry = graph.loaded.entries[kind][entry_id]
+    trail = [("Errors" if kind == "errors" else "Guides", f"{settings.site_url}{KIND_DIRS[kind]}/")]
+    if kind == "errors":
+        trail.append((graph.loaded.taxonomies["categories"][entry.category].name, f"{settings.site_url}categories/{entry.category}/"))
+    return trail + [(entry.title, settings.site_url + page_url(kind, entry_id))]
+
+
 def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str, snips: dict) -> GeneratedPage:
     entry = graph.loaded.entries[kind][entry_id]
     src_uri = page_uri(kind, entry_id)
@@ -168,6 +177,8 @@ def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str, snips
         "step_report_url": lambda n: report_url(settings, kind, entry_id, entry.title, n),
         "absolute_url": settings.site_url + page_url(kind, entry_id),
         "snips": snips,
+        "html_title": structured.html_title(kind, entry),
+        "jsonld": structured.jsonld(kind, entry, summary_of(entry), graph.loaded.taxonomies["authors"][entry.author], settings.site_url + page_url(kind, entry_id), crumbs(graph, settings, kind, entry_id)),
     }
     template = "error.md.j2" if kind == "errors" else "guide.md.j2"
     return GeneratedPage(src_uri, render(template, **context))
