@@ -20,6 +20,7 @@ import html
 import re
 import textwrap
 from dataclasses import dataclass, field
+from functools import lru_cache
 from html.parser import HTMLParser
 
 import markdown
@@ -68,12 +69,23 @@ def tree_of_html(fragment: str) -> Node:
     return builder.root
 
 
+_CONVERTER: list[markdown.Markdown] = []  # one per process: making one costs more than converting a step
+
+
+@lru_cache(maxsize=8192)
 def parse(markdown_text: str) -> Node:
-    """Authored Markdown → tree, with the extensions the site renders entries with."""
-    converter = markdown.Markdown(
-        extensions=["tables", "pymdownx.highlight", "pymdownx.superfences"],
-        extension_configs={"pymdownx.highlight": {"use_pygments": False}},
-    )
+    """Authored Markdown → tree, with the extensions the site renders entries with.
+
+    Cached by the text itself (snippets and JSON-LD read the same steps), so an
+    edited step is parsed again; the trees are never modified.
+    """
+    if not _CONVERTER:
+        _CONVERTER.append(markdown.Markdown(
+            extensions=["tables", "pymdownx.highlight", "pymdownx.superfences"],
+            extension_configs={"pymdownx.highlight": {"use_pygments": False}},
+        ))
+    converter = _CONVERTER[0]
+    converter.reset()
     return tree_of_html(converter.convert(markdown_text))
 
 
