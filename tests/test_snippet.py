@@ -196,6 +196,13 @@ def test_text_that_looks_like_markup_stays_text():
     assert letters(visible(rendered)) == letters(visible(markup.to_html(tree)))
 
 
+def test_a_link_that_is_not_web_or_mail_keeps_only_its_text():
+    """`kb check` refuses such links; if one got through, no snippet form carries its address."""
+    tree = markup.parse("See [a](javascript:alert(2)), [b](jav&#x61;script:x), [c](data:text/html,x) and [d](https://ok.example/).")
+    for form in (markup.to_text(tree), markup.to_markdown(tree), markup.to_html(tree)):
+        assert "javascript" not in form.lower() and "data:" not in form and "ok.example" in form
+
+
 def test_cli_prints_each_form(kb):
     graph, settings = kb
     entry_id = "vllm-no-available-kv-cache-blocks"

@@ -25,6 +25,8 @@ from html.parser import HTMLParser
 
 import markdown
 
+from errorkb.build.safety import ALLOWED_SCHEMES, url_scheme
+
 WIDTH = 72
 _GLUE = "\ue000"  # holds a code span together while wrapping (a private-use character)
 _BREAK = "\ue001"  # a hard line break (<br>) inside a paragraph
@@ -105,6 +107,16 @@ def _blocks(node: Node) -> list:
     return out
 
 
+def href_of(node: Node) -> str:
+    """A link's absolute address, or "" when it has none that works outside the site or is not allowed.
+
+    ``kb check`` refuses other schemes already; a snippet leaves the text of
+    such a link and drops the address, whatever reached it.
+    """
+    href = (node.attrs.get("href") or "").strip()
+    return href if url_scheme(href) in ALLOWED_SCHEMES else ""
+
+
 def code_text(node: Node) -> str:
     parts = []
     for child in node.children:
@@ -129,7 +141,7 @@ def _inline_text(node: Node) -> str:
         elif child.tag == "code":
             out.append(_quote(code_text(child).replace(" ", _GLUE)))
         elif child.tag == "a":
-            label, href = _inline_text(child), child.attrs.get("href", "")
+            label, href = _inline_text(child), href_of(child)
             out.append(label if not href or href == label.strip() or href == "mailto:" + label.strip() else f"{label} ({href})")
         elif child.tag == "br":
             out.append(_BREAK)
@@ -222,8 +234,8 @@ def _inline_md(node: Node) -> str:
             pad = " " if code.startswith("`") or code.endswith("`") else ""
             out.append(f"{fence}{pad}{code}{pad}{fence}")
         elif child.tag == "a":
-            href = child.attrs.get("href", "").replace("(", "%28").replace(")", "%29").replace(" ", "%20")
-            out.append(f"[{_inline_md(child)}]({href})")
+            href = href_of(child).replace("(", "%28").replace(")", "%29").replace(" ", "%20")
+            out.append(f"[{_inline_md(child)}]({href})" if href else _inline_md(child))
         elif child.tag in ("strong", "b"):
             out.append(f"**{_inline_md(child)}**")
         elif child.tag in ("em", "i"):
@@ -291,7 +303,8 @@ def _inline_html(node: Node) -> str:
         if isinstance(child, str):
             out.append(html.escape(child.replace("\n", " "), quote=False))
         elif child.tag == "a":
-            out.append(f'<a href="{html.escape(child.attrs.get("href", ""), quote=True)}">{_inline_html(child)}</a>')
+            href = href_of(child)
+            out.append(f'<a href="{html.escape(href, quote=True)}">{_inline_html(child)}</a>' if href else _inline_html(child))
         elif child.tag == "br":
             out.append("<br>")
         elif child.tag in _INLINE_TAGS:

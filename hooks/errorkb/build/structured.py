@@ -32,7 +32,8 @@ def message_of(error: str) -> str:
         if sentence:
             line = sentence.group(1)
     if len(line) > MESSAGE_MAX:
-        line = line[:MESSAGE_MAX].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+        cut = line[:MESSAGE_MAX].rsplit(" ", 1)[0]
+        line = (cut if len(cut) > MESSAGE_MAX // 2 else line[:MESSAGE_MAX]).rstrip(",;: ") + "…"  # a long path has no space to cut at
     return line.rstrip(".")
 
 
