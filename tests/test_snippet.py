@@ -21,7 +21,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from conftest import FIXTURES, ROOT, run_kb
-from errorkb.build import markup
+from errorkb.build import markup, richtext
 from errorkb.build.linker import link
 from errorkb.build.loader import load
 from errorkb.build.pages import snippets_of, summary_of
@@ -180,26 +180,26 @@ def test_markup_writes_links_code_lists_and_tables_for_email():
     assert "- P40 | \"cu126\"" in text
     assert "**" not in text and "`" not in text and "|---" not in text
     assert all(len(line) <= 72 for line in text.splitlines() if not line.startswith("    "))
-    md = markup.to_markdown(tree)
+    md = richtext.to_markdown(tree)
     assert letters(visible(COMMONMARK.render(md))) == letters(text)
     assert "<strong>not</strong>" in COMMONMARK.render(md) and "<table>" in COMMONMARK.render(md)
-    assert letters(visible(markup.to_html(tree))) == letters(text)
+    assert letters(visible(richtext.to_html(tree))) == letters(text)
 
 
 def test_text_that_looks_like_markup_stays_text():
     source = "Tags like <think> and `<script>`, a literal \\*star\\*, 1. not a list, # not a heading & more."
     tree = markup.parse(source)
-    md = markup.to_markdown(tree)
+    md = richtext.to_markdown(tree)
     rendered = COMMONMARK.render(md)
     assert "<script>" not in rendered and "<em>" not in rendered and "<ol" not in rendered and "<h1" not in rendered
-    assert "&lt;script&gt;" in markup.to_html(tree) and "<think>" not in markup.to_html(tree)
-    assert letters(visible(rendered)) == letters(visible(markup.to_html(tree)))
+    assert "&lt;script&gt;" in richtext.to_html(tree) and "<think>" not in richtext.to_html(tree)
+    assert letters(visible(rendered)) == letters(visible(richtext.to_html(tree)))
 
 
 def test_a_link_that_is_not_web_or_mail_keeps_only_its_text():
     """`kb check` refuses such links; if one got through, no snippet form carries its address."""
     tree = markup.parse("See [a](javascript:alert(2)), [b](jav&#x61;script:x), [c](data:text/html,x) and [d](https://ok.example/).")
-    for form in (markup.to_text(tree), markup.to_markdown(tree), markup.to_html(tree)):
+    for form in (markup.to_text(tree), richtext.to_markdown(tree), richtext.to_html(tree)):
         assert "javascript" not in form.lower() and "data:" not in form and "ok.example" in form
 
 

@@ -1,17 +1,15 @@
-"""Authored Markdown → a small tree → plain text for email, portable Markdown, or an HTML fragment.
+"""Authored Markdown → a small tree → plain text for email.
 
 Input: a Markdown field of an entry (a step body, a cause's fix, an answer).
-Output: the same content in three forms, for the snippets a support engineer
-pastes (see snippet.py). The field is parsed once with Python-Markdown, the
-parser the site itself uses, so a snippet holds exactly what the page shows;
-the three writers then work from one tree:
+Output: ``parse()``, the tree, and ``to_text()``, the plain text a support
+engineer pastes (see snippet.py; richtext.py writes the same tree as Markdown
+and HTML). The field is parsed with Python-Markdown, the parser the site
+itself uses, so a snippet holds exactly what the page shows.
 
-- ``to_text``: paragraphs reflowed to 72 columns, code blocks indented by
-  four spaces and never wrapped, links as ``text (url)``, code spans in
-  quotes and never split, lists with ``-`` or ``1.``; no Markdown, no HTML.
-- ``to_markdown``: Markdown that CommonMark and Python-Markdown read alike
-  (blank lines between blocks, fenced code, escaped text).
-- ``to_html``: a fragment of a few plain tags, every value escaped.
+``to_text``: paragraphs reflowed to 72 columns, code blocks indented by four
+spaces and never wrapped, links as ``text (url)``, code spans in quotes and
+never split, lists with ``-`` or ``1.``, a table a row a line; no Markdown,
+no HTML.
 """
 
 from __future__ import annotations
@@ -91,7 +89,7 @@ def parse(markdown_text: str) -> Node:
     return tree_of_html(converter.convert(markdown_text))
 
 
-def _blocks(node: Node) -> list:
+def blocks(node: Node) -> list:
     """Children of a block container, with loose inline runs (a tight list item's text) gathered into a paragraph."""
     out, run = [], []
     for child in node.children:
@@ -161,7 +159,7 @@ def _wrap(text: str, width: int) -> list[str]:
 
 
 def _text_blocks(node: Node, width: int) -> list[str]:
-    return [b for b in (_text_block(child, width) for child in _blocks(node)) if b.strip()]
+    return [b for b in (_text_block(child, width) for child in blocks(node)) if b.strip()]
 
 
 def _text_block(node: Node, width: int) -> str:
@@ -177,10 +175,10 @@ def _text_block(node: Node, width: int) -> str:
             inner = _text_blocks(item, width - len(pad))
             text = "\n\n".join(inner).split("\n")
             out.append("\n".join([marker + text[0]] + [(pad + line) if line else "" for line in text[1:]]))
-        loose = any(sum(1 for c in _blocks(i)) > 1 for i in items)
+        loose = any(sum(1 for c in blocks(i)) > 1 for i in items)
         return ("\n\n" if loose else "\n").join(out)
     if node.tag == "table":
-        rows = [r for r in _walk(node) if r.tag == "tr"]
+        rows = [r for r in walk(node) if r.tag == "tr"]
         lines = []
         for i, row in enumerate(rows):  # a row a line, the header first: email has no tables
             cells = [_inline_text(c) for c in row.children if isinstance(c, Node) and c.tag in ("td", "th")]
@@ -196,149 +194,12 @@ def _text_block(node: Node, width: int) -> str:
     return "\n".join(_wrap(_inline_text(node), width))
 
 
-def _walk(node: Node):
+def walk(node: Node):
     for child in node.children:
         if isinstance(child, Node):
             yield child
-            yield from _walk(child)
+            yield from walk(child)
 
 
 def to_text(tree: Node, width: int = WIDTH) -> str:
     return "\n\n".join(_text_blocks(tree, width))
-
-
-# --- Markdown that helpdesks render ---
-
-_MD_ESCAPE = re.compile(r"([\\`*_\[\]])")
-_LINE_START = re.compile(r"^(\s*)([#>+\-=|]|\d+[.)])")
-
-
-def _md_escape(text: str) -> str:
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_ESCAPE.sub(r"\\\1", text)
-
-
-def _fence_for(text: str, char: str = "`") -> str:
-    longest = max((len(m) for m in re.findall(re.escape(char) + "+", text)), default=0)
-    return char * max(3, longest + 1)
-
-
-def _inline_md(node: Node) -> str:
-    out = []
-    for child in node.children:
-        if isinstance(child, str):
-            out.append(_md_escape(" ".join(child.split(" ")).replace("\n", " ")))
-        elif child.tag == "code":
-            code = code_text(child)
-            fence = "`" * (max((len(m) for m in re.findall("`+", code)), default=0) + 1)
-            pad = " " if code.startswith("`") or code.endswith("`") else ""
-            out.append(f"{fence}{pad}{code}{pad}{fence}")
-        elif child.tag == "a":
-            href = href_of(child).replace("(", "%28").replace(")", "%29").replace(" ", "%20")
-            out.append(f"[{_inline_md(child)}]({href})" if href else _inline_md(child))
-        elif child.tag in ("strong", "b"):
-            out.append(f"**{_inline_md(child)}**")
-        elif child.tag in ("em", "i"):
-            out.append(f"*{_inline_md(child)}*")
-        elif child.tag == "br":
-            out.append("\\\n")
-        else:
-            out.append(_inline_md(child))
-    text = re.sub(r"[ \t]+", " ", "".join(out)).strip()
-    return _LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2) if not m.group(2)[0].isdigit() else m.group(1) + m.group(2)[:-1] + "\\" + m.group(2)[-1], text)
-
-
-def _md_blocks(node: Node) -> list[str]:
-    return [b for b in (_md_block(child) for child in _blocks(node)) if b.strip()]
-
-
-def _md_block(node: Node) -> str:
-    if node.tag == "pre":
-        code = code_text(node).rstrip("\n")
-        inner = next((c for c in node.children if isinstance(c, Node) and c.tag == "code"), None)
-        lang = next((c[len("language-"):] for c in (inner.attrs.get("class") or "").split() if c.startswith("language-")), "") if inner else ""
-        fence = _fence_for(code)
-        return f"{fence}{lang}\n{code}\n{fence}"
-    if node.tag in ("ul", "ol"):
-        items = [c for c in node.children if isinstance(c, Node) and c.tag == "li"]
-        start = int(node.attrs.get("start") or 1)
-        out = []
-        for n, item in enumerate(items, start):
-            marker = f"{n}. " if node.tag == "ol" else "- "
-            lines = "\n\n".join(_md_blocks(item)).split("\n")
-            out.append("\n".join([marker + lines[0]] + [("    " + line) if line else "" for line in lines[1:]]))
-        return "\n\n".join(out)
-    if node.tag == "table":
-        rows = [r for r in _walk(node) if r.tag == "tr"]
-        table = []
-        for i, row in enumerate(rows):
-            cells = [_inline_md(c).replace("|", "\\|") for c in row.children if isinstance(c, Node) and c.tag in ("td", "th")]
-            table.append("| " + " | ".join(cells) + " |")
-            if i == 0:
-                table.append("|" + "---|" * len(cells))
-        return "\n".join(table)
-    if node.tag == "blockquote":
-        return "\n".join(("> " + line).rstrip() for line in "\n\n".join(_md_blocks(node)).split("\n"))
-    if node.tag == "hr":
-        return ""
-    if node.tag == "div":
-        return "\n\n".join(_md_blocks(node))
-    if node.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-        return f"**{_inline_md(node)}**"
-    return _inline_md(node)
-
-
-def to_markdown(tree: Node) -> str:
-    return "\n\n".join(_md_blocks(tree))
-
-
-# --- an HTML fragment for rich-text editors ---
-
-_INLINE_TAGS = {"strong": "strong", "b": "strong", "em": "em", "i": "em", "code": "code"}
-
-
-def _inline_html(node: Node) -> str:
-    out = []
-    for child in node.children:
-        if isinstance(child, str):
-            out.append(html.escape(child.replace("\n", " "), quote=False))
-        elif child.tag == "a":
-            href = href_of(child)
-            out.append(f'<a href="{html.escape(href, quote=True)}">{_inline_html(child)}</a>' if href else _inline_html(child))
-        elif child.tag == "br":
-            out.append("<br>")
-        elif child.tag in _INLINE_TAGS:
-            tag = _INLINE_TAGS[child.tag]
-            out.append(f"<{tag}>{_inline_html(child)}</{tag}>")
-        else:
-            out.append(_inline_html(child))
-    return "".join(out).strip()
-
-
-def _html_block(node: Node) -> str:
-    if node.tag == "pre":
-        return f"<pre><code>{html.escape(code_text(node).rstrip(chr(10)), quote=False)}</code></pre>"
-    if node.tag in ("ul", "ol"):
-        items = [c for c in node.children if isinstance(c, Node) and c.tag == "li"]
-        start = node.attrs.get("start")
-        opening = f'<ol start="{int(start)}">' if node.tag == "ol" and start else f"<{node.tag}>"
-        return opening + "".join(f"<li>{''.join(_html_block(b) for b in _blocks(i))}</li>" for i in items) + f"</{node.tag}>"
-    if node.tag == "table":
-        rows = [r for r in _walk(node) if r.tag == "tr"]
-        out = []
-        for row in rows:
-            cells = [c for c in row.children if isinstance(c, Node) and c.tag in ("td", "th")]
-            out.append("<tr>" + "".join(f"<{c.tag}>{_inline_html(c)}</{c.tag}>" for c in cells) + "</tr>")
-        return "<table>" + "".join(out) + "</table>"
-    if node.tag in ("blockquote", "div"):
-        inner = "".join(_html_block(b) for b in _blocks(node))
-        return f"<blockquote>{inner}</blockquote>" if node.tag == "blockquote" else inner
-    if node.tag == "hr":
-        return ""
-    if node.tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
-        return f"<p><strong>{_inline_html(node)}</strong></p>"
-    return f"<p>{_inline_html(node)}</p>"
-
-
-def to_html(tree: Node) -> str:
-    return "\n".join(b for b in (_html_block(child) for child in _blocks(tree)) if b)

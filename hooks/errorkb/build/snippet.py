@@ -2,7 +2,7 @@
 
 Input: an error or guide entry, its summary and its absolute URL. Output: for
 the entry and for each solution step (a guide: each cause) the same content
-in three forms, ``text``, ``markdown`` and ``html`` (see markup.py). A step
+in three forms, ``text``, ``markdown`` and ``html`` (markup.py, richtext.py). A step
 snippet is the whole step: its title, its body, its commands, how to tell it
 worked when the step says so, and the permanent link to the step. An entry
 snippet is the summary, the numbered step titles with their links, and the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import textwrap
 
-from errorkb.build import markup
+from errorkb.build import markup, richtext
 
 FORMATS = ("text", "markdown", "html")
 
@@ -28,7 +28,7 @@ def _wrap(line: str) -> str:
 
 
 def _md(text: str) -> str:
-    return markup.to_markdown(markup.Node("p", children=[text]))
+    return richtext.to_markdown(markup.Node("p", children=[text]))
 
 
 def _esc(text: str) -> str:
@@ -61,8 +61,8 @@ def step_snippet(entry_title: str, heading: str, sections: list[tuple[str | None
         if label:
             md.append(f"**{label}**")
             htm.append(f"<p><strong>{label}</strong></p>")
-        md.append(markup.to_markdown(tree))
-        htm.append(markup.to_html(tree))
+        md.append(richtext.to_markdown(tree))
+        htm.append(richtext.to_html(tree))
     text.append(url)
     md.append(_link_md(url))
     htm.append(f"<p>{_link_html(url)}</p>")
