@@ -70,4 +70,28 @@ def test_email_snippets_are_what_kb_cite_prints(built_site):
     entry = json.loads((built_site / "api/v1/entries" / f"{first['id']}.json").read_text())
     assert run_kb("cite", first["id"]).stdout == entry["email"]
     assert run_kb("cite", first["id"], "--step", "1").stdout == entry["steps"][0]["email"]
+    assert run_kb("cite", first["id"], "--step", "1", "--format", "markdown").stdout == entry["steps"][0]["snippet"]["markdown"]
     assert entry["steps"][0]["url"].endswith("#step-1")
+
+
+def test_every_snippet_in_the_api_is_kb_cite(built_site):
+    """Three forms for every entry and every step, equal to what `kb cite --format` gives (its function, one graph)."""
+    from errorkb.build.linker import link
+    from errorkb.build.loader import load
+    from errorkb.build.pages import snippets_of
+    from errorkb.cli.main import cite
+    from errorkb.cli.settings import read_settings
+
+    graph, settings = link(load(ROOT)), read_settings(ROOT)
+    index = json.loads((built_site / "api/v1/entries.json").read_text())
+    checked = 0
+    for record in index["entries"]:
+        entry = json.loads((built_site / "api/v1/entries" / f"{record['id']}.json").read_text())
+        snips = snippets_of(graph, settings, record["kind"] + "s", record["id"])  # what `kb cite` prints, below
+        assert entry["snippet"] == snips["entry"] and entry["email"] == cite(graph, settings, record["id"], None)
+        for step, holder in enumerate(entry["steps"], 1):
+            assert holder["email"] == holder["snippet"]["text"]
+            for form in ("text", "markdown", "html"):
+                assert holder["snippet"][form] == snips["steps"][step - 1][form], (record["id"], step, form)
+                checked += 1
+    assert checked >= 3 * len(index["entries"]) * 4

@@ -75,12 +75,19 @@ def test_committed_schema_is_current():
     assert result.returncode == 0, "entries/schema.json is stale: run `kb schema` and commit it"
 
 
-def test_cite_prints_title_summary_and_absolute_url():
+def test_cite_prints_title_summary_steps_and_absolute_url():
     result = run_kb("--root", str(FIXTURES / "valid"), "cite", "vllm-no-available-kv-cache-blocks")
     assert result.returncode == 0
-    title, summary, url = result.stdout.splitlines()
+    title, summary, steps, url = result.stdout.rstrip("\n").split("\n\n")
     assert title == "vLLM: No available memory for the cache blocks"
     assert summary.startswith("vLLM found no memory left")
+    assert steps.splitlines() == [
+        "Steps:",
+        "1. Give vLLM a larger share of the GPU",
+        "   https://errorkb.org/errors/vllm-no-available-kv-cache-blocks/#step-1",
+        "2. Shorten the maximum context",
+        "   https://errorkb.org/errors/vllm-no-available-kv-cache-blocks/#step-2",
+    ]
     assert url == "https://errorkb.org/errors/vllm-no-available-kv-cache-blocks/"
 
 
@@ -90,6 +97,7 @@ def test_cite_a_step_links_its_anchor_and_follows_aliases():
     lines = result.stdout.splitlines()
     assert lines[1] == "Step 2: Shorten the maximum context"
     assert lines[-1] == "https://errorkb.org/errors/vllm-no-available-kv-cache-blocks/#step-2"
+    assert "\"--max-model-len\"" in result.stdout and "`" not in result.stdout  # code spans readable, no Markdown
     missing = run_kb("--root", str(FIXTURES / "valid"), "cite", "vllm-no-available-kv-cache-blocks", "--step", "9")
     assert missing.returncode == 1 and "has 2 steps" in missing.stderr
 

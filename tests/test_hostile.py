@@ -81,6 +81,7 @@ class _Tags(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.problems: list[str] = []
         self.in_script = False
+        self.in_jsonld = False
         self.titles: list[str] = []
         self._title = False
 
@@ -93,14 +94,20 @@ class _Tags(HTMLParser):
         if tag == "img" and dict(attrs).get("src") == "x":
             self.problems.append("<img src=x>")
         self.in_script = tag == "script"
+        self.in_jsonld = tag == "script" and dict(attrs).get("type") == "application/ld+json"
         self._title = tag == "title"
 
     def handle_endtag(self, tag):
         self.in_script = False
+        self.in_jsonld = False
         self._title = False
 
     def handle_data(self, data):
-        if self.in_script and "kb-xss" in data:
+        if self.in_jsonld:  # data, not code: JSON with nothing that could end the element or start markup
+            json.loads(data)
+            if re.search(r"[<>&\u2028\u2029]", data):
+                self.problems.append(f"JSON-LD with a raw character: {data[:60]!r}")
+        elif self.in_script and "kb-xss" in data:
             self.problems.append(f"script: {data[:60]!r}")
         if self._title:
             self.titles.append(data)
@@ -143,6 +150,38 @@ def test_plain_text_reads_as_itself_in_title_and_body(hostile):
     assert "&lt;script&gt;alert(&#34;kb-xss-1&#34;)&lt;/script&gt;" in page or "&lt;script&gt;alert(&quot;kb-xss-1&quot;)&lt;/script&gt;" in page
     assert "\\&lt;" not in page and "\\<" not in page  # no stray Markdown escapes shown
     assert 'content="' in page and "og:title" in page
+
+
+def test_structured_data_reads_the_hostile_text_back_exactly(hostile):
+    """extruct finds the JSON-LD, and every hostile title comes back character for character."""
+    import extruct
+
+    kb, site = hostile
+    for kind, entry_id in (("errors", "cuda-oom-loading-model"), ("guides", "vllm-oom-checklist")):
+        entry = yaml.safe_load((kb / "entries" / kind / f"{entry_id}.yaml").read_text())
+        page = (site / kind / entry_id / "index.html").read_text(encoding="utf-8")
+        found = extruct.extract(page, base_url=f"https://errorkb.org/{kind}/{entry_id}/", syntaxes=["json-ld"], uniform=False)["json-ld"]
+        assert len(found) == 1
+        nodes = {node["@type"]: node for node in found[0]["@graph"]}
+        assert nodes["TechArticle"]["headline"] == entry["title"]
+        assert nodes["BreadcrumbList"]["itemListElement"][-1]["name"] == entry["title"]
+        if kind == "errors":
+            assert nodes["HowTo"]["step"][0]["name"] == entry["solution"][0]["title"]
+            assert nodes["TechArticle"]["about"]["description"] == entry["error"].strip()
+        else:
+            assert [q["name"] for q in nodes["FAQPage"]["mainEntity"]] == [f["question"] for f in entry["faq"]]
+
+
+def test_script_text_is_escaped_for_the_element():
+    """The theme's own environment and the expression of main.html: no <, >, & or line separator survives."""
+    from mkdocs.config import load_config
+
+    env = load_config(str(ROOT / "mkdocs.yml")).theme.get_env()
+    env.autoescape = True  # as the hook sets it
+    hostile = {"name": "</script><script>alert(1)</script> <!-- & \u2028\u2029 ' 😀"}
+    out = env.from_string("{{ page.meta.kb_jsonld | tojson }}").render(page={"meta": {"kb_jsonld": hostile}})
+    assert not re.search(r"[<>&\u2028\u2029']", out)
+    assert json.loads(out) == hostile
 
 
 def test_terminal_output_has_no_control_characters(hostile):

@@ -1,9 +1,10 @@
-// "Copy for email" on every entry and "Copy link" on every step: the same plain
-// text as `kb cite` and the API's `email` field (title, summary, link).
+// "Copy for email" on every entry and every step, and "Copy link" on every step.
+// The text is not made here: the build writes it into the page (data-kb-email),
+// from the same function as `kb cite` and the API's snippets, so the three agree.
 
-/** The text a support engineer pastes into a reply. */
-export function emailText(title, summary, url) {
-  return [title.trim(), summary.trim(), url.trim()].filter(Boolean).join("\n") + "\n";
+/** The snippet the build wrote into an element, or "" when there is none. */
+export function snippetOf(element) {
+  return element?.dataset?.kbEmail ?? "";
 }
 
 /** The absolute link to one step: the entry's URL with the step's anchor. */
@@ -55,17 +56,21 @@ export function mount(root = document) {
   status.setAttribute("role", "status");
   status.setAttribute("aria-live", "polite");
   const url = cite.dataset.kbUrl;
-  const title = cleanText(root.querySelector("article h1")?.textContent ?? "");
-  const summary = cleanText(root.querySelector(".kb-summary")?.textContent ?? "");
-  cite.append(button("Copy for email", () => copy(emailText(title, summary, url)), status));
+  if (snippetOf(cite)) cite.append(button("Copy for email", () => copy(snippetOf(cite)), status));
   cite.append(button("Copy short link", () => copy(cite.dataset.kbShort), status));
   cite.append(status);
   for (const links of root.querySelectorAll(".kb-step-links")) {
     const anchor = links.querySelector("a.kb-step-anchor")?.getAttribute("href")?.slice(1);
     if (!anchor) continue;
+    const what = cleanText(links.querySelector("a.kb-step-anchor").textContent).replace(/^Link to /, "");
     const b = button("Copy link", () => copy(stepUrl(url, anchor)), status);
-    b.setAttribute("aria-label", `Copy link to ${cleanText(links.querySelector("a.kb-step-anchor").textContent).replace(/^Link to /, "")}`);
+    b.setAttribute("aria-label", `Copy link to ${what}`);
     links.append(" ", b);
+    if (snippetOf(links)) {
+      const e = button("Copy for email", () => copy(snippetOf(links)), status);
+      e.setAttribute("aria-label", `Copy ${what} for email`);
+      links.append(" ", e);
+    }
   }
 }
 

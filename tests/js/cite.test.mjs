@@ -1,13 +1,15 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { emailText, stepUrl, cleanText } from "../../site_src/javascripts/cite.mjs";
+import { snippetOf, stepUrl, cleanText } from "../../site_src/javascripts/cite.mjs";
 
-test("email text is title, summary and link on three lines", () => {
-  assert.equal(emailText(" T ", "S.", "https://x/errors/a/"), "T\nS.\nhttps://x/errors/a/\n");
+test("the snippet is the build's text, kept as it is", () => {
+  const text = "T\n\n    cmd --flag \"x\"\n\nhttps://x/errors/a/#step-1\n";
+  assert.equal(snippetOf({ dataset: { kbEmail: text } }), text);
 });
 
-test("a missing summary leaves no blank line", () => {
-  assert.equal(emailText("T", "", "https://x/"), "T\nhttps://x/\n");
+test("an element without a snippet gives nothing to copy", () => {
+  assert.equal(snippetOf({ dataset: {} }), "");
+  assert.equal(snippetOf(null), "");
 });
 
 test("step links replace any anchor already on the URL", () => {

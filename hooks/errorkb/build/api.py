@@ -5,7 +5,8 @@ sorted JSON (byte-identical across builds of the same commit), described by
 site_src/api/openapi.yaml:
 
 - api/v1/entries.json         index of every error and guide
-- api/v1/entries/<id>.json    one entry: authored fields, derived links, email snippets
+- api/v1/entries/<id>.json    one entry: authored fields, derived links, the snippets of
+                              the entry and of each step in three forms (snippet.py)
 - api/v1/models.json, gpus.json   the calculator's data entries
 """
 
@@ -16,7 +17,8 @@ import json
 from errorkb.build.linker import Graph
 from errorkb.matcher.related import related_index
 from errorkb.matcher.score import matcher_index
-from errorkb.build.pages import GeneratedFile, Settings, edit_url, page_url, plain, summary_of
+from errorkb.build.pages import GeneratedFile, Settings, edit_url, page_url, summary_of
+from errorkb.build.snippet import FORMATS
 
 API = "api/v1"
 VERSION = 1
@@ -46,22 +48,13 @@ def index_record(graph: Graph, settings: Settings, kind: str, entry_id: str) -> 
     }
 
 
-def email_snippet(title: str, lines: list[str], url: str) -> str:
-    """The plain text a support engineer pastes into a reply (the same as ``kb cite``)."""
-    return "\n".join([title, *lines, url]) + "\n"
+def _forms(snip: dict) -> dict:
+    """``email`` (the plain text, as since version 1) and ``snippet`` with every form."""
+    return {"email": snip["text"], "snippet": {f: snip[f] for f in FORMATS}}
 
 
-def steps_of(graph: Graph, settings: Settings, kind: str, entry_id: str) -> list[dict]:
-    entry = graph.loaded.entries[kind][entry_id]
-    base = url_of(settings, kind, entry_id)
-    if kind == "errors":
-        items = [(f"step-{n}", f"Step {n}: {s.title}", s.body) for n, s in enumerate(entry.solution, 1)]
-    else:
-        items = [(f"cause-{n}", f"Cause {n}: {c.title}", c.fix) for n, c in enumerate(entry.causes, 1)]
-    return [
-        {"anchor": anchor, "title": title, "url": f"{base}#{anchor}", "email": email_snippet(entry.title, [title, plain(body)[:240]], f"{base}#{anchor}")}
-        for anchor, title, body in items
-    ]
+def steps_record(snips: dict) -> list[dict]:
+    return [{"anchor": s["anchor"], "title": s["title"], "url": s["url"]} | _forms(s) for s in snips["steps"]]
 
 
 def reverse_links(graph: Graph) -> dict[str, set[str]]:
@@ -76,10 +69,9 @@ def reverse_links(graph: Graph) -> dict[str, set[str]]:
     return out
 
 
-def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict[str, set[str]]) -> dict:
+def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict[str, set[str]], snips: dict) -> dict:
     entry = graph.loaded.entries[kind][entry_id]
     ref = (kind, entry_id)
-    url = url_of(settings, kind, entry_id)
     linked_from = sorted(links_to.get(entry_id, ()))
     return index_record(graph, settings, kind, entry_id) | {
         "version": VERSION,
@@ -91,19 +83,19 @@ def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, lin
         "related_guides": graph.related_guides.get(ref, []),
         "linked_from": linked_from,
         "former_ids": list(entry.aliases),
-        "email": email_snippet(entry.title, [summary_of(entry)], url),
-        "steps": steps_of(graph, settings, kind, entry_id),
+        **_forms(snips["entry"]),
+        "steps": steps_record(snips),
     }
 
 
-def export_api(graph: Graph, settings: Settings) -> list[GeneratedFile]:
+def export_api(graph: Graph, settings: Settings, snips: dict[tuple[str, str], dict]) -> list[GeneratedFile]:
     kinds = ("errors", "guides")
     records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
     links_to = reverse_links(graph)
     for kind in kinds:
         for entry_id in sorted(graph.loaded.entries[kind]):
-            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to))))
+            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to, snips[(kind, entry_id)]))))
     for kind in ("models", "gpus"):
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))

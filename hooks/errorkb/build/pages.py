@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
+from errorkb.build import snippet, structured
 from errorkb.build.linker import Graph
 from errorkb.build.render import render
 
@@ -80,6 +81,16 @@ def summary_of(entry) -> str:
     return match.group(1) if match else text[:200].rstrip() + ("…" if len(text) > 200 else "")
 
 
+def snippets_of(graph: Graph, settings: Settings, kind: str, entry_id: str) -> dict:
+    """The entry's and its steps' snippets (snippet.py), made once a build and shared by pages, API and ``kb cite``."""
+    entry = graph.loaded.entries[kind][entry_id]
+    return snippet.snippets(kind, entry, summary_of(entry), settings.site_url + page_url(kind, entry_id))
+
+
+def all_snippets(graph: Graph, settings: Settings) -> dict[tuple[str, str], dict]:
+    return {(kind, i): snippets_of(graph, settings, kind, i) for kind in ("errors", "guides") for i in sorted(graph.loaded.entries[kind])}
+
+
 def is_stale(entry, settings: Settings) -> bool:
     return (settings.today - entry.last_verified).days > settings.freshness_days
 
@@ -141,7 +152,16 @@ def _common(graph: Graph, settings: Settings, src_uri: str) -> dict:
     }
 
 
-def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
+def crumbs(graph: Graph, settings: Settings, kind: str, entry_id: str) -> list[tuple[str, str]]:
+    """The breadcrumb of an entry page as (name, absolute URL), the entry last (the page shows all but the last)."""
+    entry = graph.loaded.entries[kind][entry_id]
+    trail = [("Errors" if kind == "errors" else "Guides", f"{settings.site_url}{KIND_DIRS[kind]}/")]
+    if kind == "errors":
+        trail.append((graph.loaded.taxonomies["categories"][entry.category].name, f"{settings.site_url}categories/{entry.category}/"))
+    return trail + [(entry.title, settings.site_url + page_url(kind, entry_id))]
+
+
+def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str, snips: dict) -> GeneratedPage:
     entry = graph.loaded.entries[kind][entry_id]
     src_uri = page_uri(kind, entry_id)
     rel = graph.loaded.files[(kind, entry_id)]
@@ -156,6 +176,9 @@ def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str) -> Ge
         "report_url": report_url(settings, kind, entry_id, entry.title),
         "step_report_url": lambda n: report_url(settings, kind, entry_id, entry.title, n),
         "absolute_url": settings.site_url + page_url(kind, entry_id),
+        "snips": snips,
+        "html_title": structured.html_title(kind, entry),
+        "jsonld": structured.jsonld(kind, entry, summary_of(entry), graph.loaded.taxonomies["authors"][entry.author], settings.site_url + page_url(kind, entry_id), crumbs(graph, settings, kind, entry_id)),
     }
     template = "error.md.j2" if kind == "errors" else "guide.md.j2"
     return GeneratedPage(src_uri, render(template, **context))
@@ -215,11 +238,11 @@ def short_links(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     return files
 
 
-def build_pages(graph: Graph, settings: Settings) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+def build_pages(graph: Graph, settings: Settings, snips: dict[tuple[str, str], dict]) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
     pages: list[GeneratedPage] = []
     for kind in ("errors", "guides"):
         for entry_id in sorted(graph.loaded.entries[kind]):
-            pages.append(entry_page(graph, settings, kind, entry_id))
+            pages.append(entry_page(graph, settings, kind, entry_id, snips[(kind, entry_id)]))
     pages.extend(index_pages(graph, settings))
     pages.append(review_page(graph, settings))
     files = [redirect_file(settings, f"{KIND_DIRS[kind]}/{old}", page_url(kind, new)) for (kind, old), new in sorted(graph.redirects.items())]

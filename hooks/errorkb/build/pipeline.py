@@ -20,7 +20,7 @@ from errorkb.calculator.hardware import CALCULATOR, calculator_data, hardware_pa
 from errorkb.calculator.methodology import fill as fill_methodology
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
-from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages
+from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, all_snippets, build_pages
 from errorkb.build.problems import Problem
 from errorkb.build.urls import broken_urls
 
@@ -114,13 +114,14 @@ def build(root: Path, settings: Settings) -> Site:
     site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems + broken_urls(graph), key=Problem.sort_key))
     if site.problems:
         return site
-    site.pages, redirects = build_pages(graph, settings)
+    snips = all_snippets(graph, settings)
+    site.pages, redirects = build_pages(graph, settings, snips)
     site.pages.append(contribute_page(root))
     site.pages.append(site_home(graph, settings))
     site.pages.append(about_page(graph, settings, coverage(read_census(root), graph)))
     models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
     site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
-    site.files = redirects + export_api(graph, settings) + export_feeds(graph, settings)
+    site.files = redirects + export_api(graph, settings, snips) + export_feeds(graph, settings)
     site.files.append(GeneratedFile("api/v1/calculator.json", dump(calculator_data(models, gpus))))
     site.files += vendored_files()
     return site

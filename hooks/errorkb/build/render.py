@@ -34,8 +34,12 @@ def text(value: object) -> str:
 
 
 def attr(value: object) -> str:
-    """Escape a value placed inside an HTML attribute of a template."""
-    return html.escape(str(value), quote=True)
+    """Escape a value placed inside an HTML attribute of a template.
+
+    Line breaks become character references: a blank line inside a raw HTML
+    block would end the block for Markdown and spill the rest as text.
+    """
+    return html.escape(str(value), quote=True).replace("\r", "&#13;").replace("\n", "&#10;")
 
 
 def code_block(value: str, lang: str = "text") -> str:

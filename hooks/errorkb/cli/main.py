@@ -3,7 +3,8 @@
 kb check [PATHS]            every problem as path:line: field: CODE message (hint); exit 1 if any
 kb new error|guide ID       scaffold an entry with every field to fill
 kb schema [--check]         write or verify entries/schema.json
-kb cite ID [--step N]       the plain-text block to paste into an email
+kb cite ID [--step N] [--format text|markdown|html]
+                            the entry (or one whole step) to paste into a reply
 Each acts on the KB root found from the current directory, or --root.
 """
 
@@ -19,8 +20,9 @@ from pathlib import Path
 from errorkb.build import schema
 from errorkb.build.linker import link
 from errorkb.build.loader import find_root, load
-from errorkb.build.api import email_snippet, steps_of, url_of
-from errorkb.build.pages import summary_of
+from errorkb.build.linker import Graph
+from errorkb.build.pages import Settings, snippets_of
+from errorkb.build.snippet import FORMATS
 from errorkb.cli import calc, match, pages
 from errorkb.cli.scaffold import scaffold
 from errorkb.cli.settings import read_settings
@@ -106,28 +108,26 @@ def cmd_schema(args: argparse.Namespace, root: Path) -> int:
     return 0
 
 
-def cite_text(root: Path, entry_id: str, step: int | None) -> str:
-    """The same text as the API's ``email`` fields and the page's "Copy for email" button."""
-    graph = link(load(root))
-    settings = read_settings(root)
+def cite(graph: Graph, settings: Settings, entry_id: str, step: int | None, form: str = "text") -> str:
+    """The same text as the API's snippets and the page's "Copy for email" buttons (snippet.py)."""
     for kind in schema.TEXT_KINDS:
         entries = graph.loaded.entries[kind]
         entry_id = graph.redirects.get((kind, entry_id), entry_id)
         if entry_id not in entries:
             continue
-        entry = entries[entry_id]
+        snips = snippets_of(graph, settings, kind, entry_id)
         if step is None:
-            return email_snippet(entry.title, [summary_of(entry)], url_of(settings, kind, entry_id))
-        steps = steps_of(graph, settings, kind, entry_id)
+            return snips["entry"][form]
+        steps = snips["steps"]
         if not 1 <= step <= len(steps):
             raise LookupError(f"'{entry_id}' has {len(steps)} {'steps' if kind == 'errors' else 'causes'}; there is no {step}")
-        return steps[step - 1]["email"]
+        return steps[step - 1][form]
     raise LookupError(f"no entry with the id '{entry_id}'")
 
 
 def cmd_cite(args: argparse.Namespace, root: Path) -> int:
     try:
-        sys.stdout.write(terminal(cite_text(root, args.id, args.step)))
+        sys.stdout.write(terminal(cite(link(load(root)), read_settings(root), args.id, args.step, args.format)))
     except LookupError as exc:
         print(str(exc).strip("'\""), file=sys.stderr)
         return 1
@@ -176,9 +176,10 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("schema", help="write or verify entries/schema.json")
     p.add_argument("--check", action="store_true", help="fail when schema.json is out of date")
     p.set_defaults(func=cmd_schema)
-    p = sub.add_parser("cite", help="plain text for an email: title, summary, link")
+    p = sub.add_parser("cite", help="an entry or one whole step, to paste into a reply")
     p.add_argument("id")
-    p.add_argument("--step", type=int, help="link one solution step (or guide cause)")
+    p.add_argument("--step", type=int, help="one solution step (or guide cause), whole, with its link")
+    p.add_argument("--format", choices=FORMATS, default="text", help="text for email (default), markdown for helpdesks that render it, html for rich-text editors")
     p.set_defaults(func=cmd_cite)
     p = sub.add_parser("stale", help="entries past the freshness window, oldest first")
     p.add_argument("--days", type=int, help="the window in days (default: extra.kb.freshness_days in mkdocs.yml)")

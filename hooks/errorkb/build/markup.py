@@ -1,0 +1,205 @@
+"""Authored Markdown → a small tree → plain text for email.
+
+Input: a Markdown field of an entry (a step body, a cause's fix, an answer).
+Output: ``parse()``, the tree, and ``to_text()``, the plain text a support
+engineer pastes (see snippet.py; richtext.py writes the same tree as Markdown
+and HTML). The field is parsed with Python-Markdown, the parser the site
+itself uses, so a snippet holds exactly what the page shows.
+
+``to_text``: paragraphs reflowed to 72 columns, code blocks indented by four
+spaces and never wrapped, links as ``text (url)``, code spans in quotes and
+never split, lists with ``-`` or ``1.``, a table a row a line; no Markdown,
+no HTML.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from dataclasses import dataclass, field
+from functools import lru_cache
+from html.parser import HTMLParser
+
+import markdown
+
+from errorkb.build.safety import ALLOWED_SCHEMES, url_scheme
+
+WIDTH = 72
+_GLUE = "\ue000"  # holds a code span together while wrapping (a private-use character)
+_BREAK = "\ue001"  # a hard line break (<br>) inside a paragraph
+_BLOCKS = {"p", "pre", "ul", "ol", "li", "blockquote", "table", "thead", "tbody", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "div"}
+
+
+@dataclass
+class Node:
+    tag: str
+    attrs: dict = field(default_factory=dict)
+    children: list = field(default_factory=list)  # Node or str
+
+
+class _TreeBuilder(HTMLParser):
+    _VOID = {"br", "hr", "img"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.root = Node("root")
+        self.stack = [self.root]
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, dict(attrs))
+        self.stack[-1].children.append(node)
+        if tag not in self._VOID:
+            self.stack.append(node)
+
+    def handle_endtag(self, tag):
+        for i in range(len(self.stack) - 1, 0, -1):
+            if self.stack[i].tag == tag:
+                del self.stack[i:]
+                return
+
+    def handle_data(self, data):
+        self.stack[-1].children.append(data)
+
+
+def tree_of_html(fragment: str) -> Node:
+    builder = _TreeBuilder()
+    builder.feed(fragment)
+    builder.close()
+    return builder.root
+
+
+_CONVERTER: list[markdown.Markdown] = []  # one per process: making one costs more than converting a step
+
+
+@lru_cache(maxsize=8192)
+def parse(markdown_text: str) -> Node:
+    """Authored Markdown → tree, with the extensions the site renders entries with.
+
+    Cached by the text itself (snippets and JSON-LD read the same steps), so an
+    edited step is parsed again; the trees are never modified.
+    """
+    if not _CONVERTER:
+        _CONVERTER.append(markdown.Markdown(
+            extensions=["tables", "pymdownx.highlight", "pymdownx.superfences"],
+            extension_configs={"pymdownx.highlight": {"use_pygments": False}},
+        ))
+    converter = _CONVERTER[0]
+    converter.reset()
+    return tree_of_html(converter.convert(markdown_text))
+
+
+def blocks(node: Node) -> list:
+    """Children of a block container, with loose inline runs (a tight list item's text) gathered into a paragraph."""
+    out, run = [], []
+    for child in node.children:
+        if isinstance(child, Node) and child.tag in _BLOCKS:
+            if any(not isinstance(c, str) or c.strip() for c in run):
+                out.append(Node("p", children=run))
+            run = []
+            out.append(child)
+        else:
+            run.append(child)
+    if any(not isinstance(c, str) or c.strip() for c in run):
+        out.append(Node("p", children=run))
+    return out
+
+
+def href_of(node: Node) -> str:
+    """A link's absolute address, or "" when it has none that works outside the site or is not allowed.
+
+    ``kb check`` refuses other schemes already; a snippet leaves the text of
+    such a link and drops the address, whatever reached it.
+    """
+    href = (node.attrs.get("href") or "").strip()
+    return href if url_scheme(href) in ALLOWED_SCHEMES else ""
+
+
+def code_text(node: Node) -> str:
+    parts = []
+    for child in node.children:
+        parts.append(child if isinstance(child, str) else code_text(child))
+    return "".join(parts)
+
+
+# --- plain text ---
+
+def _quote(code: str) -> str:
+    """Code in quotes, so it stands out from the sentence; left bare when it holds both kinds of quote."""
+    if '"' not in code:
+        return f'"{code}"'
+    return f"'{code}'" if "'" not in code else code
+
+
+def _inline_text(node: Node) -> str:
+    out = []
+    for child in node.children:
+        if isinstance(child, str):
+            out.append(" ".join(child.split("\n")))
+        elif child.tag == "code":
+            out.append(_quote(code_text(child).replace(" ", _GLUE)))
+        elif child.tag == "a":
+            label, href = _inline_text(child), href_of(child)
+            out.append(label if not href or href == label.strip() or href == "mailto:" + label.strip() else f"{label} ({href})")
+        elif child.tag == "br":
+            out.append(_BREAK)
+        elif child.tag == "img":
+            out.append(child.attrs.get("alt", ""))
+        else:
+            out.append(_inline_text(child))
+    return "".join(out)
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    lines = []
+    for part in text.split(_BREAK):
+        words = " ".join(part.split())
+        lines += textwrap.wrap(words, width=max(width, 20), break_long_words=False, break_on_hyphens=False) or []
+    return [line.replace(_GLUE, " ") for line in lines]
+
+
+def _text_blocks(node: Node, width: int) -> list[str]:
+    return [b for b in (_text_block(child, width) for child in blocks(node)) if b.strip()]
+
+
+def _text_block(node: Node, width: int) -> str:
+    if node.tag == "pre":
+        return "\n".join(("    " + line).rstrip() for line in code_text(node).rstrip("\n").split("\n"))
+    if node.tag in ("ul", "ol"):
+        items = [c for c in node.children if isinstance(c, Node) and c.tag == "li"]
+        start = int(node.attrs.get("start") or 1)
+        out = []
+        for n, item in enumerate(items, start):
+            marker = f"{n}. " if node.tag == "ol" else "- "
+            pad = " " * len(marker)
+            inner = _text_blocks(item, width - len(pad))
+            text = "\n\n".join(inner).split("\n")
+            out.append("\n".join([marker + text[0]] + [(pad + line) if line else "" for line in text[1:]]))
+        loose = any(sum(1 for c in blocks(i)) > 1 for i in items)
+        return ("\n\n" if loose else "\n").join(out)
+    if node.tag == "table":
+        rows = [r for r in walk(node) if r.tag == "tr"]
+        lines = []
+        for i, row in enumerate(rows):  # a row a line, the header first: email has no tables
+            cells = [_inline_text(c) for c in row.children if isinstance(c, Node) and c.tag in ("td", "th")]
+            wrapped = _wrap(" | ".join(cells), width - (2 if i else 0))
+            lines += wrapped if i == 0 else ["- " + wrapped[0]] + ["  " + line for line in wrapped[1:]]
+        return "\n".join(lines)
+    if node.tag == "blockquote":
+        return "\n".join(("  " + line).rstrip() for line in "\n\n".join(_text_blocks(node, width - 2)).split("\n"))
+    if node.tag in ("hr",):
+        return ""
+    if node.tag == "div":
+        return "\n\n".join(_text_blocks(node, width))
+    return "\n".join(_wrap(_inline_text(node), width))
+
+
+def walk(node: Node):
+    for child in node.children:
+        if isinstance(child, Node):
+            yield child
+            yield from walk(child)
+
+
+def to_text(tree: Node, width: int = WIDTH) -> str:
+    return "\n\n".join(_text_blocks(tree, width))
