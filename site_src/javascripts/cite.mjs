@@ -74,6 +74,20 @@ export function mount(root = document) {
   }
 }
 
+/** A table wider than the page scrolls sideways; keyboard users must be able to reach it to scroll it. */
+export function focusableScrollers(root) {
+  for (const wrap of root.querySelectorAll(".md-typeset__scrollwrap:not([tabindex])")) {
+    wrap.setAttribute("tabindex", "0");
+    wrap.setAttribute("role", "region");
+    wrap.setAttribute("aria-label", "Table (scrolls sideways)");
+  }
+}
+
 if (typeof document !== "undefined" && typeof window !== "undefined" && window.document$) {
-  window.document$.subscribe(() => mount(document));
+  window.document$.subscribe(() => {
+    mount(document);
+    // The theme wraps tables after the page is swapped in, so look again once it has.
+    focusableScrollers(document);
+    window.requestAnimationFrame(() => focusableScrollers(document));
+  });
 }
