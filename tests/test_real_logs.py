@@ -68,7 +68,7 @@ def test_the_corpus_is_large_enough(graph):
     assert per_entry[None] >= 15, "at least 15 near-misses"
     thin = {i: per_entry[i] for i in graph.errors if per_entry[i] < 3}
     assert not thin, f"entries with fewer than 3 real logs: {thin}"
-    assert any(log["split"] == "heldout" for log in LOGS.values())
+    assert sum(1 for log in LOGS.values() if log["split"] != "train") >= 100, "dev and held-out logs to measure on"
 
 
 @pytest.mark.parametrize("name", _of("train", near_miss=False))
@@ -101,7 +101,11 @@ def test_dev_and_heldout_results_are_reported(split, entries):
             missed.append(f"{name} (near-miss): confident {confident}")
     for line in missed:
         warnings.warn(f"{split} log not ranked right: {line}", stacklevel=1)
-    assert _of(split, near_miss=False)
+    if split == "dev":
+        assert _of(split, near_miss=False)
+    elif not _of(split, near_miss=False):
+        # Held-out logs are spent once they are tuned on: between collections the split is empty, and says so.
+        warnings.warn("no held-out logs: collect a fresh set from repositories no other log uses before quoting a held-out figure", stacklevel=1)
 
 
 def _repo(log: dict) -> str:
