@@ -68,6 +68,18 @@ HASH = re.compile(r"\b[0-9a-fA-F]{32,128}\b", _A)
 # Lines that carry no words of the log: Python 3.11+ caret and tilde markers, Markdown
 # fences and the <details> wrapping of an issue form.
 NOISE = re.compile(r"^[ \t]*(?:[~^]{3,}[ \t~^]*|`{3,}[\w-]{0,20}|</?(?:details|pre|code)>|<summary>.{0,200}</summary>)[ \t]*$", re.I | _A)
+# The line a shell prints when a child dies of a signal ("Killed", "Segmentation fault (core dumped)",
+# "zsh: killed     python app.py", "./run.sh: line 3:  4242 Killed  python app.py", or localised, as
+# "\u975e\u6cd5\u6307\u4ee4 (\u6838\u5fc3\u5df2\u8f6c\u50a8)") has too few words for a signature to name safely;
+# normalisation names the signal after it, and signatures match that.
+JOB = re.compile(
+    "^[ \t]{0,8}(?:(?:zsh|bash|sh): |.{0,80}line \\d{1,6}: {1,4}\\d{1,10} )?"
+    "(killed|illegal instruction|segmentation fault|bus error|\u975e\u6cd5\u6307\u4ee4|\u6bb5\u9519\u8bef|\u5df2\u6740\u6b7b)"
+    "(?: \\((?:core dumped|\u6838\u5fc3\u5df2\u8f6c\u50a8)\\))?(?:[ \t]{2,}[^ \t].{0,200})?[ \t]*$",
+    re.I | _A,
+)
+SIGNALS = {"killed": "SIGKILL", "illegal instruction": "SIGILL", "segmentation fault": "SIGSEGV", "bus error": "SIGBUS",
+           "\u975e\u6cd5\u6307\u4ee4": "SIGILL", "\u6bb5\u9519\u8bef": "SIGSEGV", "\u5df2\u6740\u6b7b": "SIGKILL"}
 SPACE = re.compile("[ \t\n\r\f\v\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]+")
 
 
@@ -150,6 +162,14 @@ def _short_path(match: re.Match) -> str:
     return "\u2026/" + "/".join(parts[-3:]) if len(parts) > 4 else path
 
 
+def name_signal(line: str) -> str:
+    """A shell's report of a child killed by a signal gets the signal's name: "Killed (signal SIGKILL)"."""
+    found = JOB.match(line)
+    if not found:
+        return line
+    return line.rstrip(" \t") + " (signal " + SIGNALS[found.group(1).lower()] + ")"
+
+
 def tidy(line: str) -> str:
     """Shorten paths to the part that names the package and module; hide addresses and hashes."""
     line = PATH.sub(_short_path, line)
@@ -159,7 +179,7 @@ def tidy(line: str) -> str:
 
 def normalise(text: str) -> Normalised:
     text = decode(bound(text))
-    lines = [tidy(strip_prefixes(line)) for line in unwrap(NEWLINE.split(text))]
+    lines = [tidy(name_signal(strip_prefixes(line))) for line in unwrap(NEWLINE.split(text))]
     lines = [line for line in lines if line.strip(" \t") and not NOISE.match(line)]
     flat = SPACE.sub(" ", " ".join(lines)).strip(" ")
     return Normalised(lines, flat)
