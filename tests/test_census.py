@@ -37,7 +37,7 @@ def test_coverage_is_reported_and_does_not_fall(graph):
     cov = coverage(ITEMS, graph)
     warnings.warn(f"census coverage: {cov.covered}/{cov.threads} = {cov.share:.1%}; next classes: {cov.missing[:8]}", stacklevel=1)
     assert cov.covered == sum(1 for i in ITEMS if i["class"] in graph.errors or i["class"] in graph.guides)
-    assert cov.share >= 0.25, "entries that the census counts on were removed"
+    assert cov.share >= 0.80, "entries that the census counts on were removed, or classes were lost"
 
 
 def test_the_about_page_shows_the_census_figure(built_site, graph):
