@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: serve build test check bench eval audit fuzz clean
+.PHONY: serve serve-search build test check bench eval audit fuzz clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -21,8 +21,16 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --silent --no-audit --no-fund
 	@touch $(NODE_STAMP)
 
+# --dirty: a save re-renders only the pages whose Markdown changed (the hook keeps generated pages as files
+# and forces a full render when the navigation or theme changes); --no-strict: MkDocs warns that dirty
+# builds may be stale, which strict mode would turn into a failure. `make build` and CI stay strict.
+# Site search (Pagefind) is indexed only with `make serve-search`, which re-indexes after every save.
+SERVE := $(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000
 serve: $(STAMP) $(NODE_STAMP)
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	$(SERVE)
+
+serve-search: $(STAMP) $(NODE_STAMP)
+	KB_SERVE_SEARCH=1 $(SERVE)
 
 # Build into a temporary folder and swap it in, so a failed build never leaves a partial site/.
 build: $(STAMP) $(NODE_STAMP)

@@ -11,8 +11,7 @@ site_src/api/openapi.yaml:
 
 from __future__ import annotations
 
-import json
-
+from errorkb.build.jsonout import dumps
 from errorkb.build.linker import Graph
 from errorkb.matcher.related import related_index
 from errorkb.matcher.score import matcher_index
@@ -23,7 +22,7 @@ VERSION = 1
 
 
 def dump(data: object) -> bytes:
-    return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    return (dumps(data) + "\n").encode("utf-8")  # json.dumps(ensure_ascii=False, sort_keys=True, indent=1), faster
 
 
 def url_of(settings: Settings, kind: str, entry_id: str) -> str:
@@ -96,14 +95,19 @@ def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, lin
     }
 
 
-def export_api(graph: Graph, settings: Settings) -> list[GeneratedFile]:
+def entry_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict[str, set[str]]) -> GeneratedFile:
+    return GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to)))
+
+
+def export_api(graph: Graph, settings: Settings, make_entry_file=entry_file) -> list[GeneratedFile]:
+    """``make_entry_file`` writes one entry's file (the pipeline passes a cached one under ``mkdocs serve``)."""
     kinds = ("errors", "guides")
     records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
     links_to = reverse_links(graph)
     for kind in kinds:
         for entry_id in sorted(graph.loaded.entries[kind]):
-            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to))))
+            files.append(make_entry_file(graph, settings, kind, entry_id, links_to))
     for kind in ("models", "gpus"):
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))

@@ -215,11 +215,12 @@ def short_links(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     return files
 
 
-def build_pages(graph: Graph, settings: Settings) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+def build_pages(graph: Graph, settings: Settings, render_entry=entry_page) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+    """``render_entry`` makes one entry's page (the pipeline passes a cached one under ``mkdocs serve``)."""
     pages: list[GeneratedPage] = []
     for kind in ("errors", "guides"):
         for entry_id in sorted(graph.loaded.entries[kind]):
-            pages.append(entry_page(graph, settings, kind, entry_id))
+            pages.append(render_entry(graph, settings, kind, entry_id))
     pages.extend(index_pages(graph, settings))
     pages.append(review_page(graph, settings))
     files = [redirect_file(settings, f"{KIND_DIRS[kind]}/{old}", page_url(kind, new)) for (kind, old), new in sorted(graph.redirects.items())]
