@@ -114,6 +114,8 @@ def on_env(env, config, files):
     # build made (the page body below): a title, a category name or a
     # description from an entry is text wherever Material puts it.
     env.autoescape = True
+    if _preview:
+        env.bytecode_cache = _preview[0].templates
     return env
 
 

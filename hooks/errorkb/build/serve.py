@@ -27,6 +27,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import jinja2
+
 from errorkb.build.cache import BuildCache, digest_folder
 from errorkb.build.problems import Problem
 from errorkb.build.text import terminal
@@ -57,12 +59,34 @@ _OVERLAY = """<script>
 </script>"""
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    """The theme's compiled templates, kept in memory for the life of the server.
+
+    MkDocs makes a new Jinja environment for every build, and compiling
+    Material's templates again cost more than the rest of a small save. Jinja
+    checks each entry against the template's source, so an edited override is
+    compiled afresh.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        code = self._held.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._held[bucket.key] = bucket.bytecode_to_string()
+
+
 class Preview:
     """The state one ``mkdocs serve`` keeps between its builds."""
 
     def __init__(self, dirty: bool) -> None:
         self.dirty = dirty
         self.cache = BuildCache()
+        self.templates = CompiledTemplates()
         self.site = None  # the last build without problems: what stays served while a save is broken
         self.problems: list[Problem] = []
         self.search = os.environ.get(SEARCH_ENV, "") == "1"
