@@ -73,6 +73,24 @@ def wait_for(url: str, text: str | None, deadline: float, alive) -> float:
     raise TimeoutError(f"{url} did not show {text!r} in time")
 
 
+def wait_gone(url: str, text: str, deadline: float, alive) -> None:
+    """Poll ``url`` until it no longer contains ``text`` (the undo was built), so the next edit starts on an idle server."""
+    while time.monotonic() < deadline:
+        if not alive():
+            raise RuntimeError("the server stopped")
+        body = fetch(url)
+        if body is not None and text not in body:
+            return
+        time.sleep(POLL)
+    raise TimeoutError(f"{url} still shows {text!r}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc): the build's own cost, whatever the machine's load."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def real_kb() -> Path:
     """A copy of the project's KB (configuration, pages, templates, entries) to edit freely."""
     dest = WORK / "kb-real"
@@ -125,7 +143,7 @@ class Edits:
         return path, data, f"categories/{self.data['category']}/", marker, lambda: path.unlink()
 
 
-def measure(kb: Path, kinds: list[str], edits_per_kind: int) -> dict[str, list[float]]:
+def measure(kb: Path, kinds: list[str], edits_per_kind: int) -> dict[str, tuple[list[float], list[float]]]:
     port = free_port()
     command = [sys.executable, "-m", "mkdocs", *COMMAND, "--dev-addr", f"127.0.0.1:{port}"]
     env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
@@ -135,6 +153,7 @@ def measure(kb: Path, kinds: list[str], edits_per_kind: int) -> dict[str, list[f
     edits = Edits(kb)
     base = f"http://127.0.0.1:{port}/"
     times: dict[str, list[float]] = {k: [] for k in kinds}
+    cpu: dict[str, list[float]] = {k: [] for k in kinds}
     undo = None
     try:
         start = time.monotonic()
@@ -144,14 +163,16 @@ def measure(kb: Path, kinds: list[str], edits_per_kind: int) -> dict[str, list[f
             for n in range(1, edits_per_kind + 1):
                 path, data, url, marker, undo = getattr(edits, kind)(n)
                 time.sleep(SETTLE)
+                before = cpu_seconds(server.pid)
                 saved = time.monotonic()
                 _dump(path, data)
                 seen = wait_for(base + url, marker, saved + TIMEOUT, alive)
                 times[kind].append(seen - saved)
-                print(f"  {kind} {n}: {url} changed after {times[kind][-1]:.2f} s", file=sys.stderr, flush=True)
+                cpu[kind].append(cpu_seconds(server.pid) - before)
+                print(f"  {kind} {n}: {url} changed after {times[kind][-1]:.2f} s ({cpu[kind][-1]:.2f} s of CPU)", file=sys.stderr, flush=True)
                 undo()
                 undo = None
-                time.sleep(SETTLE)
+                wait_gone(base + url, marker, time.monotonic() + TIMEOUT, alive)
     except (RuntimeError, TimeoutError) as exc:
         log.seek(0)
         sys.exit(f"{exc}; mkdocs serve said:\n{log.read().decode(errors='replace')[-3000:]}")
@@ -165,7 +186,7 @@ def measure(kb: Path, kinds: list[str], edits_per_kind: int) -> dict[str, list[f
         except subprocess.TimeoutExpired:
             os.killpg(server.pid, signal.SIGKILL)
             server.wait()
-    return times
+    return {k: (times[k], cpu[k]) for k in kinds}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -180,13 +201,14 @@ def main(argv: list[str] | None = None) -> int:
         kb = real_kb() if size == "real" else synth.make_kb(WORK / f"kb-{size}", int(size))
         count = sum(1 for _ in (kb / "entries").glob("*/*.yaml"))
         print(f"edit to refresh, {size} KB ({count:,} entry files), `mkdocs {' '.join(COMMAND)}`:", file=sys.stderr, flush=True)
-        for kind, times in measure(kb, kinds, args.edits).items():
-            rows.append((size, count, kind, times))
-    print(f"{'KB':>6}  {'files':>7}  {'edit':<8}  {'median s':>8}  {'min s':>6}  {'max s':>6}  edits")
-    for size, count, kind, times in rows:
-        print(f"{size:>6}  {count:>7,}  {kind:<8}  {statistics.median(times):8.2f}  {min(times):6.2f}  {max(times):6.2f}  {len(times)}")
-    print("Time from the save to the moment the page that must change is served changed (MkDocs notices a save by polling\n"
-          f"every 0.5 s, which is included). {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end.")
+        for kind, (times, cpu) in measure(kb, kinds, args.edits).items():
+            rows.append((size, count, kind, times, cpu))
+    print(f"{'KB':>6}  {'files':>7}  {'edit':<8}  {'median s':>8}  {'min s':>6}  {'max s':>6}  {'CPU s':>6}  edits")
+    for size, count, kind, times, cpu in rows:
+        print(f"{size:>6}  {count:>7,}  {kind:<8}  {statistics.median(times):8.2f}  {min(times):6.2f}  {max(times):6.2f}  {statistics.median(cpu):6.2f}  {len(times)}")
+    print("median/min/max s: from the save to the moment the page that must change is served changed (MkDocs notices a\n"
+          "save by polling every 0.5 s, which is included); CPU s: the server's median CPU time over the same span, what\n"
+          f"the save costs whatever else the machine runs. {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end.")
     return 0
 
 

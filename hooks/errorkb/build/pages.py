@@ -13,6 +13,7 @@ import html
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, urlencode
 
 from errorkb.build.linker import Graph
@@ -61,7 +62,14 @@ def page_url(kind: str, entry_id: str) -> str:
 
 def relative(from_uri: str, to_uri: str) -> str:
     """A Markdown link from one source page to another (MkDocs resolves and validates it)."""
-    return posixpath.relpath(to_uri, posixpath.dirname(from_uri) or ".")
+    return _relpath(to_uri, posixpath.dirname(from_uri) or ".")
+
+
+@lru_cache(maxsize=65536)
+def _relpath(path: str, start: str) -> str:
+    # posixpath.relpath asks the OS for the working directory twice per call; pages make
+    # about fifteen links each, so at 10,000 entries that was a large share of rendering.
+    return posixpath.relpath(path, start)
 
 
 def plain(markdown_text: str) -> str:

@@ -171,7 +171,10 @@ def _factors(pattern) -> list[str] | None:
     return _best(options)
 
 
+@functools.lru_cache(maxsize=None)
 def parse(pattern: str):
+    # Cached: the loader's check, the matcher's index and the related index all parse every
+    # signature; the parsed tree is only read, never changed.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "possible nested set" and the like: the checks below decide
         return sre_parse.parse(pattern, re.IGNORECASE)
