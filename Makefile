@@ -56,12 +56,16 @@ eval: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	$(BIN)/python bench/eval.py --scale $(EVAL_SCALE)
 
-# Build time, memory and sizes of synthetic KBs against plain Material, edit-to-refresh under serve,
-# then the calculator's and the matcher's own measures. BENCH_SIZES=100,1000 for a quicker run.
+# Build time, memory and sizes of synthetic KBs against plain Material (with the pipeline's own time per
+# size), edit-to-refresh under `make serve` (three kinds of edit, SERVE_EDITS each, at SERVE_SIZES: "real"
+# is a copy of entries/), then the calculator's and the matcher's own measures.
+# A quicker run: make bench BENCH_SIZES=100,1000 SERVE_SIZES=real,1000
 BENCH_SIZES ?= 100,1000,10000
-bench: $(STAMP)
+SERVE_SIZES ?= real,1000,10000
+SERVE_EDITS ?= 3
+bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/scale.py --sizes $(BENCH_SIZES)
-	$(BIN)/python bench/serve_refresh.py
+	$(BIN)/python bench/serve_refresh.py --sizes $(SERVE_SIZES) --edits $(SERVE_EDITS)
 	@if [ -f bench/accuracy.py ]; then echo "$(BIN)/python bench/accuracy.py"; $(BIN)/python bench/accuracy.py; fi
 	@if [ -f bench/eval.py ]; then bash scripts/ensure-chromium.sh && echo "$(BIN)/python bench/eval.py --scale $(EVAL_SCALE)" && $(BIN)/python bench/eval.py --scale $(EVAL_SCALE); fi
 

@@ -53,8 +53,9 @@ def on_config(config):
     search.configure(config)
     _build.clear()
     _build.update(site=site, generated=set(), outputs=set())
-    if preview and preview.frame_changed(config.nav, Path(config.config_file_path), config.theme.custom_dir):
-        _build["clear"] = True
+    if preview:
+        preview.keep_theme(config.theme)
+        _build["clear"] = preview.frame_changed(config.nav, Path(config.config_file_path), config.theme.custom_dir)
     return config
 
 
@@ -114,8 +115,6 @@ def on_env(env, config, files):
     # build made (the page body below): a title, a category name or a
     # description from an entry is text wherever Material puts it.
     env.autoescape = True
-    if _preview:
-        env.bytecode_cache = _preview[0].templates
     return env
 
 

@@ -94,6 +94,7 @@ class Preview:
         self._written: dict[str, str] = {}  # uri -> digest of what the store holds
         self._frame: str | None = None
         self._outputs: set[str] = set()
+        self._listed: dict[tuple, list[str]] = {}
 
     def close(self) -> None:
         shutil.rmtree(self._store, ignore_errors=True)
@@ -121,6 +122,38 @@ class Preview:
         return page_html + script if at < 0 else page_html[:at] + script + page_html[at:]
 
     # --- what MkDocs re-renders
+
+    def keep_theme(self, theme) -> None:
+        """Let ``theme.get_env()`` reuse, across builds, the compiled templates and the list of the theme's files.
+
+        MkDocs makes a new Jinja environment for every build: it compiles the theme's
+        templates again, and it lists every file of the theme (Material ships thousands
+        of icons) through a name filter to find its static files. Compiled templates are
+        checked against their source by Jinja. The list is kept while the theme folders
+        hold the same files and the theme's ``static_templates`` (the filter's one
+        input besides the name) are the same.
+        """
+        make = theme.get_env
+        key = tuple((d, digest_folder(Path(d)) if d == theme.custom_dir else "") for d in theme.dirs)
+        key += (tuple(theme.static_templates),)
+        listed = self._listed
+
+        def get_env():
+            env = make()
+            env.bytecode_cache = self.templates
+            plain = env.list_templates
+
+            def list_templates(extensions=None, filter_func=None):
+                wanted = (key, tuple(extensions or ()), filter_func is None)
+                if wanted not in listed:
+                    listed.clear()
+                    listed[wanted] = plain(extensions, filter_func)
+                return list(listed[wanted])
+
+            env.list_templates = list_templates
+            return env
+
+        theme.get_env = get_env
 
     def store(self, uri: str, content: str | bytes) -> str:
         """The path of a stable file holding ``content``; rewritten (newer mtime) only when the content changed."""

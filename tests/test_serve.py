@@ -1,0 +1,157 @@
+"""`make serve` under edits: a real `mkdocs serve` on a loopback port, a copy of the real entries, saves as an editor makes them.
+
+Each save must show on every page it alters (the other end of a new related
+link, the indexes that list a renamed title, the category page of a removed
+entry), a broken save must leave the server running and the last good site
+served, with the problem in the terminal and over the page in a real
+browser, worded as `kb check` words it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import ROOT, make_kb, run_kb
+
+COMMAND = ["serve", "--dirty", "--no-strict"]  # as the Makefile's serve target
+FIRST_BUILD = 900
+SAVE = 180  # seconds a save may take to show on a loaded test machine (the bench measures speed)
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=20) as r:
+            return r.status, r.read().decode("utf-8", errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return 0, ""
+
+
+class Server:
+    def __init__(self, kb: Path) -> None:
+        self.kb = kb
+        self.url = f"http://127.0.0.1:{_port()}/"
+        self.log = tempfile.TemporaryFile()
+        env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", *COMMAND, "--dev-addr", self.url[7:-1]],
+            cwd=kb, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", errors="replace")
+
+    def until(self, path: str, check, timeout: float = SAVE) -> str:
+        """Poll a page until ``check(status, body)`` holds; its body."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process.poll() is None, f"mkdocs serve stopped:\n{self.output()[-3000:]}"
+            status, body = _get(self.url + path)
+            if check(status, body):
+                return body
+            time.sleep(0.2)
+        pytest.fail(f"{path} never showed the change; server said:\n{self.output()[-3000:]}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    kb = make_kb(tmp_path_factory.mktemp("serve") / "kb", ROOT / "entries")
+    s = Server(kb)
+    try:
+        s.until("errors/nccl-error/", lambda status, body: status == 200, FIRST_BUILD)
+        yield s
+    finally:
+        s.stop()
+
+
+def _edit(path: Path, **fields) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data.update(fields)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def test_a_new_related_link_and_a_renamed_title_show_on_the_other_pages(server):
+    errors = server.kb / "entries" / "errors"
+    source = yaml.safe_load((errors / "nccl-error.yaml").read_text(encoding="utf-8"))
+    assert "docker-shm-too-small" not in source.get("related_errors", [])
+    _edit(errors / "nccl-error.yaml", related_errors=[*source.get("related_errors", []), "docker-shm-too-small"])
+    server.until("errors/docker-shm-too-small/", lambda status, body: 'href="../nccl-error/"' in body)
+    assert 'href="../docker-shm-too-small/"' in _get(server.url + "errors/nccl-error/")[1]
+
+    target = yaml.safe_load((errors / "docker-shm-too-small.yaml").read_text(encoding="utf-8"))
+    _edit(errors / "docker-shm-too-small.yaml", title="Renamedtitle for the shared memory error")
+    server.until("errors/nccl-error/", lambda status, body: "Renamedtitle for the shared memory error" in body)
+    category = target["category"]
+    assert "Renamedtitle" in server.until(f"categories/{category}/", lambda status, body: "Renamedtitle" in body)
+    for tool in target["tools"]:
+        assert "Renamedtitle" in _get(server.url + f"tools/{tool}/")[1]
+
+
+def test_a_new_entry_and_its_removal_show_on_its_category_page(server):
+    errors = server.kb / "entries" / "errors"
+    data = yaml.safe_load((errors / "port-already-in-use.yaml").read_text(encoding="utf-8"))
+    data.update(title="Brandnewentry port test", aliases=[])
+    new = errors / "port-already-in-use-brand-new.yaml"
+    new.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    server.until(f"categories/{data['category']}/", lambda status, body: "Brandnewentry port test" in body)
+    assert _get(server.url + "errors/port-already-in-use-brand-new/")[0] == 200
+    new.unlink()
+    server.until(f"categories/{data['category']}/", lambda status, body: status == 200 and "Brandnewentry" not in body)
+    server.until("errors/port-already-in-use-brand-new/", lambda status, body: status == 404)
+
+
+def test_a_broken_save_is_shown_in_the_terminal_and_the_browser_and_the_last_good_site_stays(server, page):
+    path = server.kb / "entries" / "errors" / "cuda-home-not-set.yaml"
+    good = path.read_text(encoding="utf-8")
+    served = _get(server.url + "errors/cuda-home-not-set/")
+    path.write_text(good.replace("related_errors:", "related_errors:\n- vllm-kv", 1) if "related_errors:" in good else good + "related_errors:\n- vllm-kv\n", encoding="utf-8")
+    expected = [line for line in run_kb("--root", str(server.kb), "check").stdout.splitlines() if line.strip()]
+    assert expected and all("cuda-home-not-set.yaml" in line for line in expected), expected
+    status = server.until("kb-preview/status.json", lambda status, body: "KB012" in body)
+    assert yaml.safe_load(status)["problems"] == expected
+    deadline = time.monotonic() + 30
+    while not all(line in server.output() for line in expected) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert all(line in server.output() for line in expected), server.output()[-2000:]
+    assert server.process.poll() is None
+
+    assert _get(server.url + "errors/cuda-home-not-set/") == served  # the last good page, as it was
+    page.goto(server.url + "errors/cuda-home-not-set/")
+    overlay = page.locator("#kb-preview-problems")
+    overlay.wait_for(timeout=20_000)
+    assert expected[0] in overlay.inner_text()
+
+    path.write_text(good, encoding="utf-8")
+    server.until("kb-preview/status.json", lambda status, body: status == 200 and '"problems": []' in body)
+    page.goto(server.url + "errors/cuda-home-not-set/")
+    page.wait_for_load_state("networkidle")
+    assert page.locator("#kb-preview-problems").count() == 0
