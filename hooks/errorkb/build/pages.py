@@ -17,7 +17,7 @@ from functools import lru_cache
 from urllib.parse import quote, urlencode
 
 from errorkb.build.linker import Graph
-from errorkb.build.render import render
+from errorkb.build.render import environment, render
 
 VERIFICATION = {
     "owner": "Reproduced by the maintainer",
@@ -195,8 +195,14 @@ def redirect_file(settings: Settings, dest_dir: str, target_path: str) -> Genera
     depth = dest_dir.strip("/").count("/") + 1
     rel = "../" * depth + target_path
     absolute = settings.site_url + target_path
-    body = render("redirect.html.j2", rel=html.escape(rel, quote=True), absolute=html.escape(absolute, quote=True), rel_js=rel.replace("\\", "\\\\").replace('"', '\\"'))
-    return GeneratedFile(f"{dest_dir.strip('/')}/index.html", body.encode("utf-8"))
+    return GeneratedFile(f"{dest_dir.strip('/')}/index.html", _redirect_html(environment().get_template("redirect.html.j2"), rel, absolute))
+
+
+@lru_cache(maxsize=65536)
+def _redirect_html(template, rel: str, absolute: str) -> bytes:
+    # One page per entry and per former id, and the same ones at every build of `mkdocs serve`;
+    # keyed by the template object too, which Jinja replaces when the file changes.
+    return template.render(rel=html.escape(rel, quote=True), absolute=html.escape(absolute, quote=True), rel_js=rel.replace("\\", "\\\\").replace('"', '\\"')).encode("utf-8")
 
 
 def stale_refs(graph: Graph, settings: Settings) -> list[tuple[str, str]]:

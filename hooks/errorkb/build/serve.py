@@ -160,7 +160,7 @@ class Preview:
         data = content.encode("utf-8") if isinstance(content, str) else content
         digest = hashlib.sha256(data).hexdigest()
         path = self._store / uri
-        if self._written.get(uri) != digest or not path.is_file():
+        if self._written.get(uri) != digest:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             self._written[uri] = digest
