@@ -55,7 +55,7 @@ def on_config(config):
     _build.update(site=site, generated=set(), outputs=set())
     if preview:
         preview.keep_theme(config.theme)
-        _build["clear"] = preview.frame_changed(config.nav, Path(config.config_file_path), config.theme.custom_dir)
+        _build["clear"] = preview.frame_changed(config.nav, Path(config.config_file_path), config.theme.custom_dir, Path(config.docs_dir))
     return config
 
 
@@ -115,10 +115,14 @@ def on_env(env, config, files):
     # build made (the page body below): a title, a category name or a
     # description from an entry is text wherever Material puts it.
     env.autoescape = True
+    if _preview:
+        _preview[0].restore(f.page for f in files.documentation_pages())
     return env
 
 
 def on_page_context(context, page, config, nav):
+    if _preview:
+        _preview[0].remember(page)
     if page.content is not None:
         page.content = Markup(page.content)  # rendered and sanitised by on_page_content
     return context

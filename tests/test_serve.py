@@ -165,3 +165,52 @@ def test_a_broken_save_is_shown_in_the_terminal_and_the_browser_and_the_last_goo
         page.goto(server.url + "errors/cuda-home-not-set/")
     page.wait_for_timeout(1000)  # the script has read the answer (no problems, checked above) by now
     assert page.locator("#kb-preview-problems").count() == 0
+
+
+_BUILD = """
+import logging, os, sys
+from pathlib import Path
+os.environ["NO_MKDOCS_2_WARNING"] = "1"
+logging.disable(logging.WARNING)
+from mkdocs.config import load_config
+from mkdocs.commands.build import build
+kb, site_dir, edits = Path(sys.argv[1]), sys.argv[2], sys.argv[3:]
+url = "http://127.0.0.1:8000/"
+os.chdir(kb)
+for n, step in enumerate(["start", *edits]):
+    if step != "start":
+        target, text = step.split("=", 1)
+        (kb / target).write_text(Path(text).read_text(encoding="utf-8"), encoding="utf-8")
+    config = load_config(config_file=str(kb / "mkdocs.yml"), site_dir=site_dir, strict=False)
+    config.site_url = url
+    if n == 0:
+        config.plugins.on_startup(command="serve", dirty=True)  # as `mkdocs serve --dirty` does
+    build(config, serve_url=url, dirty=True)
+"""
+
+
+def _files(site: Path) -> dict[str, bytes]:
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+
+
+def test_the_site_a_save_leaves_is_the_site_a_fresh_start_builds(tmp_path):
+    """Every file a dirty rebuild leaves (pages it skipped included: their navigation, the sitemap) equals a first build's."""
+    kb = make_kb(tmp_path / "kb", ROOT / "entries")
+    entry = "entries/errors/nccl-error.yaml"
+    data = yaml.safe_load((kb / entry).read_text(encoding="utf-8"))
+    data.update(title="Retitled " + data["title"], related_errors=[*data.get("related_errors", []), "docker-shm-too-small"])
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    original = tmp_path / "original.yaml"
+    original.write_bytes((kb / entry).read_bytes())
+
+    def run(site: Path, *edits: str) -> None:
+        result = subprocess.run([sys.executable, "-c", _BUILD, str(kb), str(site), *edits], capture_output=True, text=True, timeout=1800)
+        assert result.returncode == 0, result.stderr[-3000:]
+
+    run(tmp_path / "saved", f"{entry}={edited}")  # start, then save the edit
+    run(tmp_path / "fresh-edited")  # the edited KB from scratch
+    saved, fresh = _files(tmp_path / "saved"), _files(tmp_path / "fresh-edited")
+    assert sorted(saved) == sorted(fresh)
+    assert [name for name in sorted(saved) if saved[name] != fresh[name]] == []
+    assert b"Retitled" in saved["errors/docker-shm-too-small/index.html"]

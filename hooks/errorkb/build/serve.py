@@ -95,6 +95,7 @@ class Preview:
         self._frame: str | None = None
         self._outputs: set[str] = set()
         self._listed: dict[tuple, list[str]] = {}
+        self._pages: dict[str, tuple] = {}  # src_uri -> (title, front matter) when last rendered
 
     def close(self) -> None:
         shutil.rmtree(self._store, ignore_errors=True)
@@ -166,12 +167,32 @@ class Preview:
             self._written[uri] = digest
         return str(path)
 
-    def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None) -> bool:
-        """Whether what every page shows around its content (navigation, mkdocs.yml, theme overrides) changed since the last build."""
-        parts = [json.dumps(nav, sort_keys=True), config_file.read_text(encoding="utf-8"), digest_folder(Path(theme_dir)) if theme_dir else ""]
+    def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None, docs_dir: Path) -> bool:
+        """Whether what every page shows around its content changed since the last build.
+
+        That is the navigation, mkdocs.yml, the theme overrides and the hand-written
+        pages (their titles are in every page's navigation).
+        """
+        pages = hashlib.sha256(b"".join(p.as_posix().encode() + p.read_bytes() for p in sorted(docs_dir.rglob("*.md"))))
+        parts = [json.dumps(nav, sort_keys=True), config_file.read_text(encoding="utf-8"), digest_folder(Path(theme_dir)) if theme_dir else "", pages.hexdigest()]
         frame = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
         changed, self._frame = frame != self._frame, frame
         return changed
+
+    def remember(self, page) -> None:
+        """The title and front matter of a page MkDocs has just rendered."""
+        self._pages[page.file.src_uri] = (page.title, dict(page.meta))
+
+    def restore(self, pages) -> None:
+        """Give the pages a dirty build did not read the title and front matter they had.
+
+        The navigation of every rendered page prints other pages' titles, and the
+        sitemap reads each page's front matter; an unread page has neither.
+        """
+        for page in pages:
+            if page is not None and page.markdown is None and page.file.src_uri in self._pages:
+                page.title, meta = self._pages[page.file.src_uri]
+                page.meta = dict(meta)
 
     def prune(self, outputs: set[str]) -> None:
         """Delete the outputs of pages and files the previous build had and this one has not (a removed entry)."""
