@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export NO_MKDOCS_2_WARNING := 1
 export PYTHONDONTWRITEBYTECODE := 1
 
-.PHONY: serve build test check bench eval audit fuzz clean
+.PHONY: serve serve-search build test check bench eval audit fuzz clean
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -21,8 +21,16 @@ $(NODE_STAMP): package.json package-lock.json
 	npm ci --silent --no-audit --no-fund
 	@touch $(NODE_STAMP)
 
+# --dirty: a save re-renders only the pages whose Markdown changed (the hook keeps generated pages as files
+# and forces a full render when the navigation or theme changes); --no-strict: MkDocs warns that dirty
+# builds may be stale, which strict mode would turn into a failure. `make build` and CI stay strict.
+# Site search (Pagefind) is indexed only with `make serve-search`, which re-indexes after every save.
+SERVE := $(BIN)/mkdocs serve --dirty --no-strict --dev-addr 127.0.0.1:8000
 serve: $(STAMP) $(NODE_STAMP)
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	$(SERVE)
+
+serve-search: $(STAMP) $(NODE_STAMP)
+	KB_SERVE_SEARCH=1 $(SERVE)
 
 # Build into a temporary folder and swap it in, so a failed build never leaves a partial site/.
 build: $(STAMP) $(NODE_STAMP)
@@ -48,12 +56,16 @@ eval: $(STAMP)
 	bash scripts/ensure-chromium.sh
 	$(BIN)/python bench/eval.py --scale $(EVAL_SCALE)
 
-# Build time, memory and sizes of synthetic KBs against plain Material, edit-to-refresh under serve,
-# then the calculator's and the matcher's own measures. BENCH_SIZES=100,1000 for a quicker run.
+# Build time, memory and sizes of synthetic KBs against plain Material (with the pipeline's own time per
+# size), edit-to-refresh under `make serve` (three kinds of edit, SERVE_EDITS each, at SERVE_SIZES: "real"
+# is a copy of entries/), then the calculator's and the matcher's own measures.
+# A quicker run: make bench BENCH_SIZES=100,1000 SERVE_SIZES=real,1000
 BENCH_SIZES ?= 100,1000,10000
-bench: $(STAMP)
+SERVE_SIZES ?= real,1000,10000
+SERVE_EDITS ?= 3
+bench: $(STAMP) $(NODE_STAMP)
 	$(BIN)/python bench/scale.py --sizes $(BENCH_SIZES)
-	$(BIN)/python bench/serve_refresh.py
+	$(BIN)/python bench/serve_refresh.py --sizes $(SERVE_SIZES) --edits $(SERVE_EDITS)
 	@if [ -f bench/accuracy.py ]; then echo "$(BIN)/python bench/accuracy.py"; $(BIN)/python bench/accuracy.py; fi
 	@if [ -f bench/eval.py ]; then bash scripts/ensure-chromium.sh && echo "$(BIN)/python bench/eval.py --scale $(EVAL_SCALE)" && $(BIN)/python bench/eval.py --scale $(EVAL_SCALE); fi
 

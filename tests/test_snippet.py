@@ -96,7 +96,8 @@ def commands(markdown_text: str) -> list[str]:
 
 def code_spans(markdown_text: str) -> list[str]:
     root = page_tree(markdown_text)
-    return ["".join(c.itertext()) for c in root.iter("code") if c not in {p for pre in root.iter("pre") for p in pre}]
+    # a span that runs over a line break in the source is one line of code, as CommonMark reads it
+    return [" ".join("".join(c.itertext()).split()) for c in root.iter("code") if c not in {p for pre in root.iter("pre") for p in pre}]
 
 
 def check_text(text: str, url: str, source: str, plain: list[str]) -> None:

@@ -12,8 +12,7 @@ site_src/api/openapi.yaml:
 
 from __future__ import annotations
 
-import json
-
+from errorkb.build.jsonout import dumps
 from errorkb.build.linker import Graph
 from errorkb.matcher.related import related_index
 from errorkb.matcher.score import matcher_index
@@ -25,7 +24,7 @@ VERSION = 1
 
 
 def dump(data: object) -> bytes:
-    return (json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+    return (dumps(data) + "\n").encode("utf-8")  # json.dumps(ensure_ascii=False, sort_keys=True, indent=1), faster
 
 
 def url_of(settings: Settings, kind: str, entry_id: str) -> str:
@@ -88,14 +87,20 @@ def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, lin
     }
 
 
-def export_api(graph: Graph, settings: Settings, snips: dict[tuple[str, str], dict]) -> list[GeneratedFile]:
+def entry_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict[str, set[str]], snips: dict) -> GeneratedFile:
+    return GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to, snips)))
+
+
+def export_api(graph: Graph, settings: Settings, make_entry_file) -> list[GeneratedFile]:
+    """``make_entry_file(graph, settings, kind, entry_id, links_to)`` writes one entry's file (the pipeline binds the
+    entry's snippets to ``entry_file``, and under ``mkdocs serve`` passes a cached one)."""
     kinds = ("errors", "guides")
     records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
     links_to = reverse_links(graph)
     for kind in kinds:
         for entry_id in sorted(graph.loaded.entries[kind]):
-            files.append(GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to, snips[(kind, entry_id)]))))
+            files.append(make_entry_file(graph, settings, kind, entry_id, links_to))
     for kind in ("models", "gpus"):
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))

@@ -159,15 +159,20 @@ def _link_references(graph: Graph) -> None:
 
 
 def _build_indexes(graph: Graph) -> None:
+    # Ordered sets (dict keys) while collecting: a category holds thousands of ids in a large KB,
+    # and checking a list for each new one made this step quadratic.
+    indexes: dict[str, dict] = {"by_category": {}, "by_tool": {}, "by_tag": {}}
     for kind in TEXT_KINDS:
         for entry_id, entry in graph.loaded.entries[kind].items():
             ref = (kind, entry_id)
             if kind == "errors":
-                _add(graph.by_category, entry.category, entry_id)
+                indexes["by_category"].setdefault(entry.category, {})[entry_id] = None
             for tool in entry.tools:
-                _add(graph.by_tool, tool, ref)
+                indexes["by_tool"].setdefault(tool, {})[ref] = None
             for tag in entry.tags:
-                _add(graph.by_tag, tag, ref)
+                indexes["by_tag"].setdefault(tag, {})[ref] = None
+    for name, index in indexes.items():
+        getattr(graph, name).update((key, list(members)) for key, members in index.items())  # filled here only
     for ids in graph.by_category.values():
         ids.sort(key=lambda i: (graph.errors[i].title.lower(), i))
     for index in (graph.by_tool, graph.by_tag):

@@ -8,6 +8,7 @@ It never stops at the first bad file: one broken entry must not hide another.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -36,6 +37,7 @@ class Loaded:
     docs: dict[tuple[str, str], YamlDoc] = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
     invalid: set[tuple[str, str]] = field(default_factory=set)  # files that exist but failed; not "missing" to others
+    digests: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, id) -> sha256 of the file's bytes
 
     def line(self, kind: str, entry_id: str, path: tuple) -> int:
         doc = self.docs.get((kind, entry_id))
@@ -117,8 +119,28 @@ def _signature_problems(data: dict, doc: YamlDoc, rel: str) -> list[Problem]:
     return out
 
 
-def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
-    model = schema.KINDS[kind]
+@dataclass(frozen=True)
+class FileResult:
+    """What one entry file yields, a function of its bytes, path and kind alone (so the serve cache can keep it)."""
+
+    doc: YamlDoc
+    entry: BaseModel | None
+    problems: tuple[Problem, ...]
+
+
+def read_entry(raw: bytes, rel: str, kind: str) -> FileResult:
+    doc = read_yaml(raw, rel)
+    if doc.problems:
+        return FileResult(doc, None, tuple(doc.problems))
+    content = _content_problems(doc.data, doc, rel, kind)
+    try:
+        entry = schema.KINDS[kind].model_validate(doc.data)
+    except ValidationError as exc:
+        return FileResult(doc, None, tuple(_problems_from_validation(exc, doc, rel) + content))
+    return FileResult(doc, None if content else entry, tuple(content))
+
+
+def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None) -> None:
     entry_id = path.stem
     pattern = schema.HW_ID_PATTERN if kind in schema.HARDWARE_KINDS else schema.ID_PATTERN
     if entry_id in schema.RESERVED_IDS and path.suffix == ".yaml":
@@ -127,24 +149,20 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded) -> None:
     if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id):
         loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' must be lowercase letters, digits and single hyphens, ending in .yaml"))
         return
-    doc = read_yaml(path.read_bytes(), rel)
-    loaded.docs[(kind, entry_id)] = doc
-    loaded.invalid.add((kind, entry_id))
+    raw = path.read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    if cache is None:
+        result = read_entry(raw, rel, kind)
+    else:
+        result = cache.get("files", rel, (kind, digest), lambda: read_entry(raw, rel, kind))
+    loaded.docs[(kind, entry_id)] = result.doc
     loaded.files[(kind, entry_id)] = rel
-    if doc.problems:
-        loaded.problems.extend(doc.problems)
-        return
-    content = _content_problems(doc.data, doc, rel, kind)
-    try:
-        entry = model.model_validate(doc.data)
-    except ValidationError as exc:
-        loaded.problems.extend(_problems_from_validation(exc, doc, rel))
-        loaded.problems.extend(content)
-        return
-    loaded.problems.extend(content)
-    if not content:
-        loaded.entries[kind][entry_id] = entry
-        loaded.invalid.discard((kind, entry_id))
+    loaded.digests[(kind, entry_id)] = digest
+    loaded.problems.extend(result.problems)
+    if result.entry is None:
+        loaded.invalid.add((kind, entry_id))
+    else:
+        loaded.entries[kind][entry_id] = result.entry
 
 
 def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
@@ -199,8 +217,11 @@ def _not_a_plain_file(path: Path, root: Path) -> str | None:
     return None
 
 
-def load(root: Path, only: list[Path] | None = None) -> Loaded:
-    """Load every entry under ``root/entries``. ``only`` limits which entry files report problems."""
+def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
+    """Load every entry under ``root/entries``. ``only`` limits which entry files report problems.
+
+    ``cache`` (a pipeline ``BuildCache``, under ``mkdocs serve``) keeps each file's result by its bytes.
+    """
     root = root.resolve()
     entries_dir = root / "entries"
     loaded = Loaded(root=root, entries={kind: {} for kind in schema.KINDS})
@@ -240,7 +261,7 @@ def load(root: Path, only: list[Path] | None = None) -> Loaded:
         if count > MAX_FILES:
             loaded.problems.append(problem("KB002", rel, 1, "", f"more than {MAX_FILES} entry files"))
             break
-        load_file(path, rel, parts[0], loaded)
+        load_file(path, rel, parts[0], loaded, cache)
     loaded.problems = list(dict.fromkeys(loaded.problems))  # a bad signature is reported by two checks
     if only is not None:
         wanted = {p.resolve().relative_to(root).as_posix() for p in only if p.resolve().is_relative_to(root)}

@@ -137,7 +137,8 @@ def _inline_text(node: Node) -> str:
         if isinstance(child, str):
             out.append(" ".join(child.split("\n")))
         elif child.tag == "code":
-            out.append(_quote(code_text(child).replace(" ", _GLUE)))
+            # A code span may run over a line break in the source; it is one line of code (as CommonMark reads it).
+            out.append(_quote(" ".join(code_text(child).split()).replace(" ", _GLUE)))
         elif child.tag == "a":
             label, href = _inline_text(child), href_of(child)
             out.append(label if not href or href == label.strip() or href == "mailto:" + label.strip() else f"{label} ({href})")

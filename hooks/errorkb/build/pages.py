@@ -13,11 +13,12 @@ import html
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import quote, urlencode
 
 from errorkb.build import snippet, structured
 from errorkb.build.linker import Graph
-from errorkb.build.render import render
+from errorkb.build.render import environment, render
 
 VERIFICATION = {
     "owner": "Reproduced by the maintainer",
@@ -62,7 +63,14 @@ def page_url(kind: str, entry_id: str) -> str:
 
 def relative(from_uri: str, to_uri: str) -> str:
     """A Markdown link from one source page to another (MkDocs resolves and validates it)."""
-    return posixpath.relpath(to_uri, posixpath.dirname(from_uri) or ".")
+    return _relpath(to_uri, posixpath.dirname(from_uri) or ".")
+
+
+@lru_cache(maxsize=65536)
+def _relpath(path: str, start: str) -> str:
+    # posixpath.relpath asks the OS for the working directory twice per call; pages make
+    # about fifteen links each, so at 10,000 entries that was a large share of rendering.
+    return posixpath.relpath(path, start)
 
 
 def plain(markdown_text: str) -> str:
@@ -210,8 +218,14 @@ def redirect_file(settings: Settings, dest_dir: str, target_path: str) -> Genera
     depth = dest_dir.strip("/").count("/") + 1
     rel = "../" * depth + target_path
     absolute = settings.site_url + target_path
-    body = render("redirect.html.j2", rel=html.escape(rel, quote=True), absolute=html.escape(absolute, quote=True), rel_js=rel.replace("\\", "\\\\").replace('"', '\\"'))
-    return GeneratedFile(f"{dest_dir.strip('/')}/index.html", body.encode("utf-8"))
+    return GeneratedFile(f"{dest_dir.strip('/')}/index.html", _redirect_html(environment().get_template("redirect.html.j2"), rel, absolute))
+
+
+@lru_cache(maxsize=65536)
+def _redirect_html(template, rel: str, absolute: str) -> bytes:
+    # One page per entry and per former id, and the same ones at every build of `mkdocs serve`;
+    # keyed by the template object too, which Jinja replaces when the file changes.
+    return template.render(rel=html.escape(rel, quote=True), absolute=html.escape(absolute, quote=True), rel_js=rel.replace("\\", "\\\\").replace('"', '\\"')).encode("utf-8")
 
 
 def stale_refs(graph: Graph, settings: Settings) -> list[tuple[str, str]]:
@@ -238,11 +252,13 @@ def short_links(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     return files
 
 
-def build_pages(graph: Graph, settings: Settings, snips: dict[tuple[str, str], dict]) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+def build_pages(graph: Graph, settings: Settings, render_entry) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+    """``render_entry(graph, settings, kind, entry_id)`` makes one entry's page (the pipeline binds the entry's
+    snippets to ``entry_page``, and under ``mkdocs serve`` passes a cached one)."""
     pages: list[GeneratedPage] = []
     for kind in ("errors", "guides"):
         for entry_id in sorted(graph.loaded.entries[kind]):
-            pages.append(entry_page(graph, settings, kind, entry_id, snips[(kind, entry_id)]))
+            pages.append(render_entry(graph, settings, kind, entry_id))
     pages.extend(index_pages(graph, settings))
     pages.append(review_page(graph, settings))
     files = [redirect_file(settings, f"{KIND_DIRS[kind]}/{old}", page_url(kind, new)) for (kind, old), new in sorted(graph.redirects.items())]

@@ -8,11 +8,13 @@ problem found; the caller decides to refuse publishing when there are any.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from errorkb.build.api import dump, export_api
+from errorkb.build.api import dump, entry_file, export_api
+from errorkb.build.cache import BuildCache, digest_folder
 from errorkb.build.feeds import export_feeds
 from errorkb.build.census import coverage, read_census
 from errorkb.build.home import about_page, site_home
@@ -20,8 +22,9 @@ from errorkb.calculator.hardware import CALCULATOR, calculator_data, hardware_pa
 from errorkb.calculator.methodology import fill as fill_methodology
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
-from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, all_snippets, build_pages
+from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages, entry_page, snippets_of
 from errorkb.build.problems import Problem
+from errorkb.build.render import TEMPLATES_DIR
 from errorkb.build.urls import broken_urls
 
 
@@ -108,20 +111,110 @@ def fill_page(src_uri: str, markdown: str) -> str:
     return fill_methodology(markdown) if src_uri == CALCULATOR else markdown
 
 
-def build(root: Path, settings: Settings) -> Site:
-    loaded = load(root)
+def _hardware_key(loaded, templates: str) -> tuple:
+    """What the model and GPU pages and the calculator's data are made from."""
+    return (templates, tuple(sorted((ref, d) for ref, d in loaded.digests.items() if ref[0] in ("models", "gpus") and ref[1] in loaded.entries[ref[0]])))
+
+
+def _taxonomy_key(root: Path) -> str:
+    from errorkb.build.schema import TAXONOMIES
+
+    h = hashlib.sha256()
+    for name in TAXONOMIES:
+        path = root / "entries" / f"{name}.yaml"
+        h.update(path.read_bytes() if path.is_file() else b"-")
+    return h.hexdigest()
+
+
+def _snippets(graph: Graph, settings: Settings, cache: BuildCache | None):
+    """kind, id -> the entry's snippets, made once a build (pages and API share them) and, under serve, kept while the
+    entry's file and the settings are unchanged: a snippet reads nothing but its own entry."""
+    made: dict = {}
+
+    def of(kind: str, entry_id: str) -> dict:
+        ref = (kind, entry_id)
+        if ref not in made:
+            def make() -> dict:
+                return snippets_of(graph, settings, kind, entry_id)
+            key = (settings, graph.loaded.files[ref], graph.loaded.digests.get(ref))
+            made[ref] = make() if cache is None else cache.get("snippets", ref, key, make)
+        return made[ref]
+
+    return of
+
+
+def _cached_renderers(cache: BuildCache, graph: Graph, root: Path, templates: str, page_of, file_of):
+    """Entry pages and entry API files through ``cache``: each keyed by everything it reads.
+
+    An entry page shows its own entry and the titles and summaries of the entries
+    it is related to (both directions), so its key holds its own digest, the ids
+    and digests of those entries, the taxonomies, the templates and the settings.
+    Its API file holds its own fields and the ids it links to and is linked from.
+    """
+    loaded = graph.loaded
+    taxonomies = _taxonomy_key(root)
+
+    def related(ref):
+        return tuple((k, i, loaded.digests[(k, i)]) for k, ids in (("errors", graph.related_errors.get(ref, [])), ("guides", graph.related_guides.get(ref, []))) for i in ids)
+
+    def render_entry(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
+        ref = (kind, entry_id)
+        key = (templates, taxonomies, settings, loaded.files[ref], loaded.digests[ref], related(ref))
+        return cache.get("pages", ref, key, lambda: page_of(graph, settings, kind, entry_id))
+
+    def api_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict) -> GeneratedFile:
+        ref = (kind, entry_id)
+        key = (settings, loaded.files[ref], loaded.digests[ref], related(ref), tuple(sorted(links_to.get(entry_id, ()))))
+        return cache.get("api", ref, key, lambda: file_of(graph, settings, kind, entry_id, links_to))
+
+    return render_entry, api_file
+
+
+def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Site:
+    """Every page and file of the site, or the problems that stop it.
+
+    ``cache`` is for ``mkdocs serve``: a save then re-reads only the entry files
+    whose bytes changed and re-renders only the entry pages and API files whose
+    inputs changed; what it returns is the same as a build without it.
+    """
+    if cache is not None:
+        cache.start()
+    loaded = load(root, cache=cache)
     graph = link(loaded)
     site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems + broken_urls(graph), key=Problem.sort_key))
     if site.problems:
         return site
-    snips = all_snippets(graph, settings)
-    site.pages, redirects = build_pages(graph, settings, snips)
+    snips_of = _snippets(graph, settings, cache)
+
+    def render_entry(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
+        return entry_page(graph, settings, kind, entry_id, snips_of(kind, entry_id))
+
+    def api_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict) -> GeneratedFile:
+        return entry_file(graph, settings, kind, entry_id, links_to, snips_of(kind, entry_id))
+
+    templates = ""
+    if cache is not None:
+        templates = digest_folder(TEMPLATES_DIR)
+        render_entry, api_file = _cached_renderers(cache, graph, root, templates, render_entry, api_file)
+    site.pages, redirects = build_pages(graph, settings, render_entry)
     site.pages.append(contribute_page(root))
     site.pages.append(site_home(graph, settings))
     site.pages.append(about_page(graph, settings, coverage(read_census(root), graph)))
     models, gpus = loaded.entries.get("models", {}), loaded.entries.get("gpus", {})
-    site.pages += [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
-    site.files = redirects + export_api(graph, settings, snips) + export_feeds(graph, settings)
-    site.files.append(GeneratedFile("api/v1/calculator.json", dump(calculator_data(models, gpus))))
+
+    def hardware() -> tuple[list[GeneratedPage], GeneratedFile]:
+        pages = [GeneratedPage(uri, markdown) for uri, markdown in hardware_pages(models, gpus)]
+        return pages, GeneratedFile("api/v1/calculator.json", dump(calculator_data(models, gpus)))
+
+    hardware_out, calculator = hardware() if cache is None else cache.get("hardware", "all", _hardware_key(loaded, templates), hardware)
+    site.pages += hardware_out
+    site.files = redirects + export_api(graph, settings, api_file) + export_feeds(graph, settings)
+    site.files.append(calculator)
     site.files += vendored_files()
+    if cache is not None:
+        refs = {r for r in loaded.digests}
+        cache.keep("pages", refs)
+        cache.keep("api", refs)
+        cache.keep("snippets", refs)
+        cache.keep("files", set(loaded.files.values()))
     return site

@@ -91,7 +91,7 @@ def _check_bytes(raw: bytes, rel: str) -> tuple[str | None, list[Problem]]:
         return None, [problem("KB007", rel, line, "", f"byte 0x{raw[exc.start]:02x} is not UTF-8 (was it saved as Latin-1?)")]
     if not text.strip() or all(not l.strip() or l.lstrip().startswith("#") for l in text.splitlines()):
         return None, [problem("KB006", rel, 1, "", "the file is empty")]
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.splitlines() if "\t" in text else (), 1):
         if line.startswith("\t") or line[: len(line) - len(line.lstrip(" \t"))].count("\t"):
             return None, [problem("KB001", rel, number, "", "a tab is used for indentation", "indent with spaces; YAML does not allow tabs there")]
     return text, []

@@ -15,6 +15,7 @@ Python's own regex parser, which agrees with RE2 on this subset.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import shutil
@@ -170,7 +171,10 @@ def _factors(pattern) -> list[str] | None:
     return _best(options)
 
 
+@functools.lru_cache(maxsize=None)
 def parse(pattern: str):
+    # Cached: the loader's check, the matcher's index and the related index all parse every
+    # signature; the parsed tree is only read, never changed.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # "possible nested set" and the like: the checks below decide
         return sre_parse.parse(pattern, re.IGNORECASE)
@@ -214,7 +218,14 @@ def check(pattern: str, kind: str = "signatures") -> str | None:
 
 def factors(pattern: str) -> list[str]:
     """The prefilter of an accepted pattern: the log (ASCII lower-cased) must contain one of these for it to match."""
-    return _factors(parse(pattern)) or []
+    return list(_factors_of(pattern))
+
+
+@functools.lru_cache(maxsize=None)
+def _factors_of(pattern: str) -> tuple[str, ...]:
+    # A pure function of the text, asked for by the matcher's index and the related index alike
+    # (and again at every save under `mkdocs serve`); parsing is most of its cost.
+    return tuple(_factors(parse(pattern)) or [])
 
 
 def compile(pattern: str) -> re2._Regexp:  # noqa: A001 - the module's one compiler

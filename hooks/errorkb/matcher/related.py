@@ -14,6 +14,7 @@ numbers so that Python and JavaScript add up exactly the same scores.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -71,7 +72,13 @@ _LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz
 
 def tokens(text: str) -> list[str]:
     """Words as both twins cut them: ASCII letters and digits, lower case, with a letter, 2 to 40 long, no stop words."""
-    return [t for t in TOKEN.findall(ascii_lower(text)) if 2 <= len(t) <= 40 and not t.isdigit() and t not in STOP]
+    return list(_tokens(text))
+
+
+@functools.lru_cache(maxsize=65536)
+def _tokens(text: str) -> tuple[str, ...]:
+    # The related index cuts every entry's fields again at every build of `mkdocs serve`.
+    return tuple(t for t in TOKEN.findall(ascii_lower(text)) if 2 <= len(t) <= 40 and not t.isdigit() and t not in STOP)
 
 
 _ERROR_LINE, _EXCEPTION_LINE = re2.compile(ERROR_LINE), re2.compile(EXCEPTION_LINE)

@@ -1,0 +1,208 @@
+"""The preview under ``mkdocs serve``: what a save must redo, and what the editor sees when it is broken.
+
+Input: each build's ``Site`` (or its problems), the generated pages and
+files as text, the served folder. Output: generated pages kept as files in a
+folder of the preview's own (outside site_src/), rewritten only when their
+text changed, so MkDocs' ``--dirty`` rebuild renders only those; a status
+file and a small script that puts the problems over every page of the
+browser; the problems in the terminal, as ``kb check`` prints them.
+
+Why files: in a dirty build MkDocs skips a page whose output is newer than
+its source file, and an in-memory page (``File.generated(content=...)``)
+always counts as changed. Why a status file and not a failed build: a build
+that raises leaves the browser as it was, with no word of what went wrong;
+a build that keeps the last good site and publishes the problems reloads
+the browser, which then shows them.
+
+No mkdocs import: kb_hooks.py hands over paths and text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import jinja2
+
+from errorkb.build.cache import BuildCache, digest_folder
+from errorkb.build.problems import Problem
+from errorkb.build.text import terminal
+
+STATUS_URI = "kb-preview/status.json"
+SEARCH_ENV = "KB_SERVE_SEARCH"  # "1": run the Pagefind indexer after every preview build (slow on a large KB)
+
+# Fetched on every page load of the preview; the problems are set as text, never as markup.
+_OVERLAY = """<script>
+(function () {
+  fetch("%(url)s", {cache: "no-store"}).then(function (r) { return r.ok ? r.json() : null; }).then(function (s) {
+    if (!s || !s.problems || !s.problems.length) return;
+    var box = document.createElement("div");
+    box.id = "kb-preview-problems";
+    box.setAttribute("role", "alert");
+    box.style.cssText = "position:fixed;z-index:10000;left:0;right:0;top:0;max-height:60vh;overflow:auto;" +
+      "background:#fff3f3;color:#5c0000;border-bottom:3px solid #c00;padding:1em;font:14px/1.4 monospace";
+    var head = document.createElement("strong");
+    head.textContent = s.problems.length + " problem(s) in entries/: this preview still shows the last good build.";
+    var list = document.createElement("pre");
+    list.style.cssText = "white-space:pre-wrap;margin:.5em 0 0";
+    list.textContent = s.problems.join("\\n");
+    box.appendChild(head);
+    box.appendChild(list);
+    document.body.appendChild(box);
+  }).catch(function () {});
+})();
+</script>"""
+
+
+class CompiledTemplates(jinja2.BytecodeCache):
+    """The theme's compiled templates, kept in memory for the life of the server.
+
+    MkDocs makes a new Jinja environment for every build, and compiling
+    Material's templates again cost more than the rest of a small save. Jinja
+    checks each entry against the template's source, so an edited override is
+    compiled afresh.
+    """
+
+    def __init__(self) -> None:
+        self._held: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        code = self._held.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        self._held[bucket.key] = bucket.bytecode_to_string()
+
+
+class Preview:
+    """The state one ``mkdocs serve`` keeps between its builds."""
+
+    def __init__(self, dirty: bool) -> None:
+        self.dirty = dirty
+        self.cache = BuildCache()
+        self.templates = CompiledTemplates()
+        self.site = None  # the last build without problems: what stays served while a save is broken
+        self.problems: list[Problem] = []
+        self.search = os.environ.get(SEARCH_ENV, "") == "1"
+        self._store = Path(tempfile.mkdtemp(prefix="kb-preview-"))
+        self._written: dict[str, str] = {}  # uri -> digest of what the store holds
+        self._frame: str | None = None
+        self._outputs: set[str] = set()
+        self._listed: dict[tuple, list[str]] = {}
+        self._pages: dict[str, tuple] = {}  # src_uri -> (title, front matter) when last rendered
+
+    def close(self) -> None:
+        shutil.rmtree(self._store, ignore_errors=True)
+
+    # --- a build's outcome
+
+    def accept(self, site):
+        self.site, self.problems = site, []
+        return site
+
+    def refuse(self, problems: list[Problem]):
+        """Keep serving the last good site and say why the new one is not shown; None when there is none yet."""
+        self.problems = list(problems)
+        lines = [terminal(p.format()) for p in self.problems]
+        print(f"{len(lines)} problem(s) in entries/; still serving the last good build:\n" + "\n".join(lines), file=sys.stderr, flush=True)
+        return self.site
+
+    def status(self) -> str:
+        return json.dumps({"problems": [p.format() for p in self.problems]}, ensure_ascii=False, sort_keys=True)
+
+    def overlay(self, page_html: str, base_path: str) -> str:
+        """A page of the preview with the script that shows the current problems, if any."""
+        script = _OVERLAY % {"url": json.dumps(base_path.rstrip("/") + "/" + STATUS_URI)[1:-1]}
+        at = page_html.rfind("</body>")
+        return page_html + script if at < 0 else page_html[:at] + script + page_html[at:]
+
+    # --- what MkDocs re-renders
+
+    def keep_theme(self, theme) -> None:
+        """Let ``theme.get_env()`` reuse, across builds, the compiled templates and the list of the theme's files.
+
+        MkDocs makes a new Jinja environment for every build: it compiles the theme's
+        templates again, and it lists every file of the theme (Material ships thousands
+        of icons) through a name filter to find its static files. Compiled templates are
+        checked against their source by Jinja. The list is kept while the theme folders
+        hold the same files and the theme's ``static_templates`` (the filter's one
+        input besides the name) are the same.
+        """
+        make = theme.get_env
+        key = tuple((d, digest_folder(Path(d)) if d == theme.custom_dir else "") for d in theme.dirs)
+        key += (tuple(theme.static_templates),)
+        listed = self._listed
+
+        def get_env():
+            env = make()
+            env.bytecode_cache = self.templates
+            plain = env.list_templates
+
+            def list_templates(extensions=None, filter_func=None):
+                wanted = (key, tuple(extensions or ()), filter_func is None)
+                if wanted not in listed:
+                    listed.clear()
+                    listed[wanted] = plain(extensions, filter_func)
+                return list(listed[wanted])
+
+            env.list_templates = list_templates
+            return env
+
+        theme.get_env = get_env
+
+    def store(self, uri: str, content: str | bytes) -> str:
+        """The path of a stable file holding ``content``; rewritten (newer mtime) only when the content changed."""
+        data = content.encode("utf-8") if isinstance(content, str) else content
+        digest = hashlib.sha256(data).hexdigest()
+        path = self._store / uri
+        if self._written.get(uri) != digest:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+            self._written[uri] = digest
+        return str(path)
+
+    def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None, docs_dir: Path) -> bool:
+        """Whether what every page shows around its content changed since the last build.
+
+        That is the navigation, mkdocs.yml, the theme overrides and the hand-written
+        pages (their titles are in every page's navigation).
+        """
+        pages = hashlib.sha256(b"".join(p.as_posix().encode() + p.read_bytes() for p in sorted(docs_dir.rglob("*.md"))))
+        parts = [json.dumps(nav, sort_keys=True), config_file.read_text(encoding="utf-8"), digest_folder(Path(theme_dir)) if theme_dir else "", pages.hexdigest()]
+        frame = hashlib.sha256("\0".join(parts).encode("utf-8")).hexdigest()
+        changed, self._frame = frame != self._frame, frame
+        return changed
+
+    def remember(self, page) -> None:
+        """The title and front matter of a page MkDocs has just rendered."""
+        self._pages[page.file.src_uri] = (page.title, dict(page.meta))
+
+    def restore(self, pages) -> None:
+        """Give the pages a dirty build did not read the title and front matter they had.
+
+        The navigation of every rendered page prints other pages' titles, and the
+        sitemap reads each page's front matter; an unread page has neither.
+        """
+        for page in pages:
+            if page is not None and page.markdown is None and page.file.src_uri in self._pages:
+                page.title, meta = self._pages[page.file.src_uri]
+                page.meta = dict(meta)
+
+    def prune(self, outputs: set[str]) -> None:
+        """Delete the outputs of pages and files the previous build had and this one has not (a removed entry)."""
+        for path in self._outputs - outputs:
+            Path(path).unlink(missing_ok=True)
+        self._outputs = outputs
+
+
+def clear(site_dir: Path) -> None:
+    """Empty the served folder, so the next dirty build renders every page (the frame of every page changed)."""
+    if site_dir.is_dir():
+        for child in site_dir.iterdir():
+            shutil.rmtree(child) if child.is_dir() and not child.is_symlink() else child.unlink()
