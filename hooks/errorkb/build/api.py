@@ -13,6 +13,7 @@ site_src/api/openapi.yaml:
 from __future__ import annotations
 
 from errorkb.build.jsonout import dumps
+from errorkb.build.schema import TEXT_KINDS
 from errorkb.build.linker import Graph
 from errorkb.matcher.related import related_index
 from errorkb.matcher.score import matcher_index
@@ -56,18 +57,6 @@ def steps_record(snips: dict) -> list[dict]:
     return [{"anchor": s["anchor"], "title": s["title"], "url": s["url"]} | _forms(s) for s in snips["steps"]]
 
 
-def reverse_links(graph: Graph) -> dict[str, set[str]]:
-    """id -> ids of the entries that link to it, built once (scanning all entries per entry was quadratic)."""
-    out: dict[str, set[str]] = {}
-    for i, e in graph.errors.items():
-        for target in e.related_errors:
-            out.setdefault(target, set()).add(i)
-    for i, g in graph.guides.items():
-        for target in [*g.related_errors, *g.related_guides, *(t for c in g.causes for t in c.errors)]:
-            out.setdefault(target, set()).add(i)
-    return out
-
-
 def entry_record(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict[str, set[str]], snips: dict) -> dict:
     entry = graph.loaded.entries[kind][entry_id]
     ref = (kind, entry_id)
@@ -94,10 +83,10 @@ def entry_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links
 def export_api(graph: Graph, settings: Settings, make_entry_file) -> list[GeneratedFile]:
     """``make_entry_file(graph, settings, kind, entry_id, links_to)`` writes one entry's file (the pipeline binds the
     entry's snippets to ``entry_file``, and under ``mkdocs serve`` passes a cached one)."""
-    kinds = ("errors", "guides")
+    kinds = TEXT_KINDS
     records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
-    links_to = reverse_links(graph)
+    links_to = graph.linked_from  # built once, by the linker
     for kind in kinds:
         for entry_id in sorted(graph.loaded.entries[kind]):
             files.append(make_entry_file(graph, settings, kind, entry_id, links_to))

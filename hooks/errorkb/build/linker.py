@@ -30,6 +30,7 @@ class Graph:
     by_tool: dict[str, list[Ref]] = field(default_factory=dict)
     by_tag: dict[str, list[Ref]] = field(default_factory=dict)
     redirects: dict[Ref, str] = field(default_factory=dict)  # (kind, old id) -> current id
+    linked_from: dict[str, set[str]] = field(default_factory=dict)  # id -> ids of the entries whose fields link to it
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -144,16 +145,19 @@ def _link_references(graph: Graph) -> None:
             graph.related_guides.setdefault(me, [])
             for index, target in enumerate(entry.related_errors):
                 if _resolve(graph, kind, entry_id, ("related_errors", index), "errors", target):
+                    graph.linked_from.setdefault(target, set()).add(entry_id)
                     _add(graph.related_errors, me, target)
                     (_add(graph.related_errors, ("errors", target), entry_id) if kind == "errors" else _add(graph.related_guides, ("errors", target), entry_id))
             if kind == "guides":
                 for index, target in enumerate(entry.related_guides):
                     if _resolve(graph, kind, entry_id, ("related_guides", index), "guides", target):
+                        graph.linked_from.setdefault(target, set()).add(entry_id)
                         _add(graph.related_guides, me, target)
                         _add(graph.related_guides, ("guides", target), entry_id)
                 for c_index, cause in enumerate(entry.causes):
                     for index, target in enumerate(cause.errors):
                         if _resolve(graph, kind, entry_id, ("causes", c_index, "errors", index), "errors", target):
+                            graph.linked_from.setdefault(target, set()).add(entry_id)
                             _add(graph.related_errors, me, target)
                             _add(graph.related_guides, ("errors", target), entry_id)
 

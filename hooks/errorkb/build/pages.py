@@ -18,6 +18,7 @@ from urllib.parse import quote, urlencode
 
 from errorkb.build import snippet, structured
 from errorkb.build.linker import Graph
+from errorkb.build.schema import TEXT_KINDS
 from errorkb.build.render import environment, render
 
 VERIFICATION = {
@@ -93,10 +94,6 @@ def snippets_of(graph: Graph, settings: Settings, kind: str, entry_id: str) -> d
     """The entry's and its steps' snippets (snippet.py), made once a build and shared by pages, API and ``kb cite``."""
     entry = graph.loaded.entries[kind][entry_id]
     return snippet.snippets(kind, entry, summary_of(entry), settings.site_url + page_url(kind, entry_id))
-
-
-def all_snippets(graph: Graph, settings: Settings) -> dict[tuple[str, str], dict]:
-    return {(kind, i): snippets_of(graph, settings, kind, i) for kind in ("errors", "guides") for i in sorted(graph.loaded.entries[kind])}
 
 
 def is_stale(entry, settings: Settings) -> bool:
@@ -230,7 +227,7 @@ def _redirect_html(template, rel: str, absolute: str) -> bytes:
 
 def stale_refs(graph: Graph, settings: Settings) -> list[tuple[str, str]]:
     """Entries past the freshness window, oldest first (``kb stale`` and the review page)."""
-    refs = [(k, i) for k in ("errors", "guides") for i in graph.loaded.entries[k]]
+    refs = [(k, i) for k in TEXT_KINDS for i in graph.loaded.entries[k]]
     return sorted((r for r in refs if is_stale(graph.entry(r), settings)), key=lambda r: (graph.entry(r).last_verified, r[1]))
 
 
@@ -243,11 +240,11 @@ def review_page(graph: Graph, settings: Settings) -> GeneratedPage:
 def short_links(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     """``/e/<id>/``: a short, typeable link to every error and guide, former ids included."""
     files = []
-    for kind in ("errors", "guides"):
+    for kind in TEXT_KINDS:
         for entry_id in sorted(graph.loaded.entries[kind]):
             files.append(redirect_file(settings, f"e/{entry_id}", page_url(kind, entry_id)))
     for (kind, old), new in sorted(graph.redirects.items()):
-        if kind in ("errors", "guides"):
+        if kind in TEXT_KINDS:
             files.append(redirect_file(settings, f"e/{old}", page_url(kind, new)))
     return files
 
@@ -256,7 +253,7 @@ def build_pages(graph: Graph, settings: Settings, render_entry) -> tuple[list[Ge
     """``render_entry(graph, settings, kind, entry_id)`` makes one entry's page (the pipeline binds the entry's
     snippets to ``entry_page``, and under ``mkdocs serve`` passes a cached one)."""
     pages: list[GeneratedPage] = []
-    for kind in ("errors", "guides"):
+    for kind in TEXT_KINDS:
         for entry_id in sorted(graph.loaded.entries[kind]):
             pages.append(render_entry(graph, settings, kind, entry_id))
     pages.extend(index_pages(graph, settings))
