@@ -25,6 +25,7 @@ from errorkb.build.loader import load
 from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages, entry_page, snippets_of
 from errorkb.build.problems import Problem
 from errorkb.build.render import TEMPLATES_DIR
+from errorkb.build.schema import TAXONOMIES
 from errorkb.build.urls import broken_urls
 
 
@@ -117,8 +118,6 @@ def _hardware_key(loaded, templates: str) -> tuple:
 
 
 def _taxonomy_key(root: Path) -> str:
-    from errorkb.build.schema import TAXONOMIES
-
     h = hashlib.sha256()
     for name in TAXONOMIES:
         path = root / "entries" / f"{name}.yaml"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from errorkb.calculator import proposal
+
 # Which engine wrote the log, tried in this order (an Ollama log embeds llama.cpp lines,
 # so Ollama comes before llama.cpp; SGLang and vLLM print lines no other engine does).
 DETECT = [
@@ -246,9 +248,8 @@ def read_log(text: str) -> dict:
 
 
 def export() -> dict:
-    """The patterns and rules as JSON-ready data, for the browser's fromlog.mjs (through calculator.json)."""
-    from errorkb.calculator import proposal  # the proposal's own limits travel with the patterns
-
+    """The patterns and rules as JSON-ready data, for the browser's fromlog.mjs (through calculator.json);
+    the proposal's own limits travel with them."""
     return {"detect": [list(d) for d in DETECT], "patterns": PATTERNS, "inherit": dict(INHERIT),
             "failures": [list(f) for f in FAILURES], "to_gib": dict(TO_GIB), "size": SIZE, "packaging": PACKAGING,
             "gpu_noise": list(GPU_NOISE), "number_fields": list(NUMBER_FIELDS),
