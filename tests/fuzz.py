@@ -200,11 +200,16 @@ class _Dangerous(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.found: list[str] = []
 
+    @staticmethod
+    def _alignment(tag: str, value: str | None) -> bool:
+        """The one style the Markdown tables extension writes itself: a column's alignment, nothing an author controls."""
+        return tag in {"th", "td"} and re.fullmatch(r"text-align: (?:left|right|center);", value or "") is not None
+
     def handle_starttag(self, tag, attrs):
         if tag in self.TAGS:
             self.found.append(f"<{tag}>")
         for name, value in attrs:
-            if name.startswith("on") or name == "style":
+            if name.startswith("on") or (name == "style" and not self._alignment(tag, value)):
                 self.found.append(f"{tag} {name}=")
             if name in self.URL_ATTRS and value and (browser_scheme(value) or "https") not in safety.ALLOWED_SCHEMES:
                 self.found.append(f"{tag} {name}={value[:40]!r}")
