@@ -137,6 +137,18 @@ def test_a_new_entry_and_its_removal_show_on_its_category_page(server):
     server.until("errors/port-already-in-use-brand-new/", lambda status, body: status == 404)
 
 
+def _goto(page, url: str) -> None:
+    """mkdocs serve's live reload may reload a page while it opens after a save: that navigation is aborted, so open it again."""
+    for attempt in range(3):
+        try:
+            page.goto(url)
+            return
+        except Exception as error:  # playwright's Error: net::ERR_ABORTED
+            if "ERR_ABORTED" not in str(error) or attempt == 2:
+                raise
+            page.wait_for_timeout(500)
+
+
 def test_a_broken_save_is_shown_in_the_terminal_and_the_browser_and_the_last_good_site_stays(server, page):
     path = server.kb / "entries" / "errors" / "cuda-home-not-set.yaml"
     good = path.read_text(encoding="utf-8")
@@ -154,10 +166,11 @@ def test_a_broken_save_is_shown_in_the_terminal_and_the_browser_and_the_last_goo
     assert server.process.poll() is None
 
     assert _page(server.url + "errors/cuda-home-not-set/") == served  # the last good page, as it was
-    page.goto(server.url + "errors/cuda-home-not-set/")
+    _goto(page, server.url + "errors/cuda-home-not-set/")
     overlay = page.locator("#kb-preview-problems")
     overlay.wait_for(timeout=20_000)
     assert expected[0] in overlay.inner_text()
+    page.goto("about:blank")  # leave the preview page, so its live reload after the next save cannot cut our navigation short
 
     path.write_text(good, encoding="utf-8")
     server.until("kb-preview/status.json", lambda status, body: status == 200 and '"problems": []' in body)
