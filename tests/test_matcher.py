@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, run_kb
-from errorkb.cli.match import read_bounded
+from errorkb.cli.match import format_text, read_bounded
 from errorkb.build.linker import link
 from errorkb.build.loader import load
 from errorkb.matcher.score import compile_index, match, matcher_index
@@ -175,7 +175,7 @@ def test_kb_match_nothing_and_usage_errors(tmp_path):
     assert none.returncode == 1
     answer = json.loads(none.stdout)
     assert answer["matches"] == [] and answer["lines"] == ["ValueError: this belongs to no entry"]
-    assert set(answer) == {"matches", "related", "facts", "lines"}
+    assert set(answer) == {"matches", "related", "facts", "lines", "steps"} and answer["steps"] == {}
     text = run_kb("match", stdin="hello").stdout
     assert "No entry's signature matches this log" in text and "Error line" not in text  # no error line, nothing to search
     assert run_kb("match", str(tmp_path / "missing.log")).returncode == 2
@@ -204,6 +204,7 @@ def _analysis_json(result) -> dict:
         "lines": result.lines,
         "facts": [[f.kind, f.label, f.value, f.start, f.end] for f in result.facts],
         "versions": result.versions,
+        "steps": {k: [[h.number, h.title, h.tool, h.fits] for h in v] for k, v in result.steps.items()},
     }
 
 
@@ -226,7 +227,8 @@ const bundle = compileBundle(d.matcher, d.related);
 process.stdout.write(JSON.stringify(d.logs.map((log) => {{
   const r = analyse(log, bundle);
   return {{ matches: r.matches.map((m) => [m.id, m.score, m.confident]), related: r.related.map((x) => [x.id, x.score, x.words]),
-    lines: r.lines, facts: r.facts.map((f) => [f.kind, f.label, f.value, f.start, f.end]), versions: r.versions }};
+    lines: r.lines, facts: r.facts.map((f) => [f.kind, f.label, f.value, f.start, f.end]), versions: r.versions,
+    steps: Object.fromEntries(Object.entries(r.steps).map(([k, v]) => [k, v.map((h) => [h.number, h.title, h.tool, h.fits])])) }};
 }})));
 """
     result = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=300)
@@ -236,3 +238,47 @@ process.stdout.write(JSON.stringify(d.logs.map((log) => {{
     assert sum(bool(e["facts"]) for e in expected) > 20 and sum(bool(e["related"]) for e in expected) > 100  # the test exercises both
     for number, (mine, theirs) in enumerate(zip(expected, got)):
         assert theirs == mine, REAL_LOGS[number].name
+
+
+STEP_LOGS = {
+    "vllm-old": "INFO 08-01 10:00:00 api_server.py:219] vLLM API server version 0.5.4\n"
+    "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\n",
+    "vllm-new": "INFO 05-01 10:00:00 [api_server.py:1043] vLLM API server version 0.8.5\n"
+    "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\n",
+    "ollama-new": "$ ollama -v\nollama version is 0.5.7\nError: timed out waiting for llama runner to start - progress 0.00 - \n",
+    "no-version": "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\n",
+}
+
+
+def test_steps_for_the_version_in_the_log_lead_in_both_twins(tmp_path):
+    """A step written for some releases is named first when the log's version is one of them, and set apart when not."""
+    from errorkb.matcher.analyse import Bundle, analyse
+    from errorkb.matcher.related import related_index
+
+    graph = link(load(ROOT))
+    indexes = {"matcher": matcher_index(graph), "related": related_index(graph)}
+    bundle = Bundle.from_indexes(indexes["matcher"], indexes["related"])
+    got = {name: analyse(log, bundle) for name, log in STEP_LOGS.items()}
+    old, new = got["vllm-old"].steps["cuda-reinit-forked-subprocess"], got["vllm-new"].steps["cuda-reinit-forked-subprocess"]
+    assert [(h.number, h.tool, h.fits) for h in old] == [(2, "vllm", True)]
+    assert [(h.number, h.fits) for h in new] == [(2, False)]
+    assert [(h.number, h.fits) for h in got["ollama-new"].steps["ollama-runner-start-timeout"]] == [(2, True)]
+    assert got["no-version"].steps == {}
+    text = format_text(got["vllm-old"], "https://example.org/")
+    assert "for vLLM 0.5.4 (in this log), start with:" in text
+    assert "step 2: Upgrade vLLM so it picks spawn by itself  https://example.org/errors/cuda-reinit-forked-subprocess/#step-2" in text
+    assert "not for vLLM 0.8.5:" in format_text(got["vllm-new"], "https://example.org/")
+    data = tmp_path / "input.json"
+    data.write_text(json.dumps(indexes | {"logs": STEP_LOGS}), encoding="utf-8")
+    script = f"""
+import {{ readFileSync }} from "node:fs";
+import {{ analyse, compileBundle }} from {json.dumps((ROOT / "site_src" / "javascripts" / "matcher.mjs").as_uri())};
+const d = JSON.parse(readFileSync({json.dumps(str(data))}, "utf8"));
+const bundle = compileBundle(d.matcher, d.related);
+process.stdout.write(JSON.stringify(Object.fromEntries(Object.entries(d.logs).map(([name, log]) => [name,
+  Object.fromEntries(Object.entries(analyse(log, bundle).steps).map(([k, v]) => [k, v.map((h) => [h.number, h.title, h.tool, h.fits])]))]))));
+"""
+    result = subprocess.run(["node", "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    mine = {name: {k: [[h.number, h.title, h.tool, h.fits] for h in v] for k, v in r.steps.items()} for name, r in got.items()}
+    assert json.loads(result.stdout) == mine

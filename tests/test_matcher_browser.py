@@ -139,3 +139,22 @@ def test_a_log_no_signature_matches_still_leads_somewhere(page, site_server):
     search.click()
     page.locator(".md-search-result__meta").wait_for()
     assert "rope layout" in page.input_value(".md-search__input")
+
+
+def test_the_steps_for_the_version_in_the_log_come_first(page, site_server):
+    """A vLLM 0.5.4 log: the result names the step written for releases before 0.6.3 and links to it."""
+    log = ("INFO 08-01 10:00:00 api_server.py:219] vLLM API server version 0.5.4\n"
+           "RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method\n")
+    expected = run_kb("match", stdin=log).stdout
+    assert "for vLLM 0.5.4 (in this log), start with:" in expected  # kb match says it too
+    page.goto(site_server)
+    page.fill("#kb-paste-input", log)
+    page.click("text=Find the fix")
+    first = page.locator(".kb-paste__result").first
+    first.wait_for()
+    assert "For vLLM 0.5.4 (in this log), start with:" in first.inner_text()
+    step = first.locator(".kb-paste__steps a").first
+    assert step.inner_text() == "Step 2: Upgrade vLLM so it picks spawn by itself"
+    step.click()
+    page.wait_for_url(re.compile(r"/errors/cuda-reinit-forked-subprocess/#step-2$"))
+    assert "Only for vLLM <0.6.3" in page.locator(".kb-step-applies").first.inner_text()

@@ -117,3 +117,22 @@ def test_clean_html_keeps_what_pages_need():
 @pytest.mark.parametrize("markdown_text", ["Use `<script>` tags in a code span.", "```html\n<script>fine in a fence</script>\n```", "See <https://docs.vllm.ai/>."])
 def test_html_inside_code_and_autolinks_is_allowed(markdown_text):
     assert check_markdown(markdown_text) == []
+
+
+def test_a_step_written_for_some_releases_says_which(tmp_path):
+    import shutil
+
+    root = tmp_path / "kb"
+    shutil.copytree(FIXTURES / "valid", root)
+    path = root / "entries" / "errors" / "vllm-no-available-kv-cache-blocks.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("  - title: Shorten the maximum context\n", '  - title: Shorten the maximum context\n    applies_to: {vllm: "<0.11"}\n', 1), encoding="utf-8")
+    built = pipeline.build(root, SETTINGS)
+    assert built.problems == []
+    err = page(built, "errors/vllm-no-available-kv-cache-blocks.md")
+    step2 = err.split("{ #step-2 .kb-step }", 1)[1].split("{ #step-3", 1)[0]
+    assert "Only for vLLM `<0.11`\n{: .kb-step-applies }" in step2
+    assert ".kb-step-applies" not in err.split("{ #step-2 .kb-step }", 1)[0]  # the other steps hold for every release
+    path.write_text(text.replace("  - title: Shorten the maximum context\n", '  - title: Shorten the maximum context\n    applies_to: {vlm: "<0.11"}\n', 1), encoding="utf-8")
+    problems = [(p.code, p.line, p.field, p.message) for p in pipeline.build(root, SETTINGS).problems]
+    assert problems == [("KB013", 34, "solution[1].applies_to.vlm", "'vlm' is not in entries/tools.yaml")]

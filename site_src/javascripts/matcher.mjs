@@ -221,9 +221,28 @@ export function analyse(text, bundle, top = Infinity) {
   const applies = new Map(bundle.matcher.entries.filter((e) => e.a).map((e) => [e.id, e.a]));
   const versions = {};
   for (const m of matches) {
-    for (const [tool, spec] of Object.entries(applies.get(m.id) || {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+    for (const [tool, spec] of sortedRanges(applies.get(m.id) || {})) {
       if (found.has(tool)) { versions[m.id] = versionIn(spec, found.get(tool)); break; }
     }
   }
-  return { normalised, matches, related, lines, facts, versions };
+  return { normalised, matches, related, lines, facts, versions, steps: stepHints(bundle.matcher, matches, found) };
+}
+
+const sortedRanges = (ranges) => Object.entries(ranges).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+
+/** As analyse._steps: each match's versioned steps that the log's version decides, this version's first. */
+function stepHints(matcher, matches, found) {
+  const versioned = new Map(matcher.entries.filter((e) => e.st).map((e) => [e.id, e.st]));
+  const out = {};
+  for (const m of matches) {
+    const hints = [];
+    for (const [number, title, ranges] of versioned.get(m.id) || []) {
+      for (const [tool, spec] of sortedRanges(ranges)) {
+        const fits = found.has(tool) ? versionIn(spec, found.get(tool)) : null;
+        if (fits !== null) { hints.push({ number, title, tool, fits }); break; }
+      }
+    }
+    if (hints.length) out[m.id] = hints.sort((a, b) => (a.fits === b.fits ? a.number - b.number : a.fits ? -1 : 1));
+  }
+  return out;
 }

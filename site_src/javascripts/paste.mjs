@@ -38,7 +38,7 @@ function label(m) {
   return ["kb-paste__badge--possible", "Possible match"];
 }
 
-function renderResult(excerpt, m, flat, base, versions) {
+function renderResult(excerpt, m, flat, base, versions, hints, facts) {
   const [cls, text] = label(m);
   const link = el("a", { href: new URL(m.url, base).href, class: "kb-paste__link" }, m.title);
   const parts = el("p", { class: "kb-paste__meta" }, el("span", { class: `kb-paste__badge ${cls}` }, text),
@@ -51,7 +51,23 @@ function renderResult(excerpt, m, flat, base, versions) {
   if (versions[m.id] === false) {
     item.append(el("p", { class: "kb-paste__note" }, "The version in this log is outside the versions this entry was written for: read its notes on older and newer releases."));
   }
+  item.append(...renderSteps(m, hints[m.id] || [], facts, base));
   return item;
+}
+
+/** The entry's steps for the version in the log first (as kb match prints them), then those for other versions. */
+function renderSteps(m, hints, facts, base) {
+  const found = (tool) => { const f = facts.find((x) => x.kind === tool); return f ? `${f.label} ${f.value}` : tool; };
+  const parts = [];
+  for (const fits of [true, false]) {
+    const chosen = hints.filter((h) => h.fits === fits);
+    if (!chosen.length) continue;
+    const tools = [...new Set(chosen.map((h) => found(h.tool)))].join(", ");
+    parts.push(el("p", { class: "kb-paste__steps-heading" }, fits ? `For ${tools} (in this log), start with:` : `Not for ${tools}:`),
+      el("ul", { class: `kb-paste__steps${fits ? "" : " kb-paste__steps--other"}` }, ...chosen.map((h) =>
+        el("li", {}, el("a", { href: new URL(`${m.url}#step-${h.number}`, base).href }, `Step ${h.number}: ${h.title}`)))));
+  }
+  return parts;
 }
 
 function renderRelated(r, base) {
@@ -66,11 +82,11 @@ function renderFacts(facts) {
 }
 
 function render(box, excerpt, result, base) {
-  const { normalised, matches, related, lines, facts, versions } = result;
+  const { normalised, matches, related, lines, facts, versions, steps } = result;
   const list = box.querySelector(".kb-paste__results");
   const status = box.querySelector(".kb-paste__status");
   const more = box.querySelector(".kb-paste__more");
-  list.replaceChildren(...matches.map((m) => renderResult(excerpt, m, normalised.flat, base, versions)));
+  list.replaceChildren(...matches.map((m) => renderResult(excerpt, m, normalised.flat, base, versions, steps, facts)));
   const parts = [];
   if (facts.length) parts.push(el("p", { class: "kb-paste__heading" }, "What the log says"), renderFacts(facts));
   if (related.length) {

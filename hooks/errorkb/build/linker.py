@@ -73,11 +73,17 @@ def _check_terms(graph: Graph, kind: str, entry_id: str, entry: BaseModel | dict
             if term not in known:
                 hint = _suggest(term, sorted(known), {}) + f" Or add it to entries/{taxonomy}.yaml"
                 graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{term}' is not in entries/{taxonomy}.yaml", hint))
-    applies = get("applies_to", {}) or {}
-    for tool in applies if isinstance(applies, dict) else []:
-        if tool not in loaded.taxonomies.get("tools", {}):
-            path = ("applies_to", tool)
-            graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{tool}' is not in entries/tools.yaml", _suggest(tool, sorted(loaded.taxonomies.get("tools", {})), {})))
+    ranges = [(("applies_to",), get("applies_to", {}) or {})]
+    steps = get("solution", []) or []
+    for index, step in enumerate(steps if isinstance(steps, list) else []):
+        step_applies = step.get("applies_to") if isinstance(step, dict) else getattr(step, "applies_to", None)
+        ranges.append((("solution", index, "applies_to"), step_applies or {}))
+    tools = loaded.taxonomies.get("tools", {})
+    for prefix, applies in ranges:
+        for tool in applies if isinstance(applies, dict) else []:
+            if tool not in tools:
+                path = (*prefix, tool)
+                graph.problems.append(problem("KB013", rel, loaded.line(kind, entry_id, path), field_path(path), f"'{tool}' is not in entries/tools.yaml", _suggest(tool, sorted(tools), {})))
 
 
 def _check_ids(graph: Graph) -> None:

@@ -75,11 +75,17 @@ class Source(Strict):
     url: Annotated[str, StringConstraints(pattern=r"^https://[^\s<>\"']+$", max_length=500)]
 
 
+VersionRange = Annotated[str, StringConstraints(pattern=r"^[<>=!~^0-9A-Za-z.,*+ -]{1,60}$")]
+
+
 class Step(Strict):
     """One single action, with the command to run and how to tell it worked."""
 
     title: OneLine
     body: Markdown
+    applies_to: dict[EntryId, VersionRange] = Field(
+        default={}, description='Only for these versions, e.g. {ollama: ">=0.12"}: the paste box leads with the steps for the version a log shows.'
+    )
 
 
 class Alternative(Strict):
@@ -122,7 +128,7 @@ class ErrorEntry(EntryBase):
     )
     category: EntryId
     platforms: Annotated[list[EntryId], Field(min_length=1, max_length=10)]
-    applies_to: dict[EntryId, Annotated[str, StringConstraints(pattern=r"^[<>=!~^0-9A-Za-z.,*+ -]{1,60}$")]] = Field(
+    applies_to: dict[EntryId, VersionRange] = Field(
         default={}, description='Version ranges per tool, e.g. {vllm: ">=0.6"}.'
     )
     cause: Markdown

@@ -2,7 +2,9 @@
 
 Input: a log file, or standard input. Output: the matching entries, best
 first, as text for a person or as {"matches": [{"id", "title", "url",
-"score"}, ...]} for a script. Exit status 0 when something matches, 1 when
+"score"}, ...], ...} for a script; when the log shows an engine version and
+an entry has steps written for some versions only, those for this version
+are named first. Exit status 0 when something matches, 1 when
 nothing does (the JSON then holds an empty list), 2 on a usage error. The
 answers are the ones the box on the site gives: the same index, the same
 algorithm (matcher.py, matcher.mjs).
@@ -45,6 +47,23 @@ def describe(m: Match) -> str:
     return "reported by an earlier error" if m.wrapper else "possible match"
 
 
+def _found(result: Analysis, tool: str) -> str:
+    return next((f"{f.label} {f.value}" for f in result.facts if f.kind == tool), tool)
+
+
+def _step_lines(result: Analysis, m: Match, site_url: str) -> list[str]:
+    """The entry's steps for the version in the log first, then those written for other versions."""
+    hints = result.steps.get(m.id, [])
+    out = []
+    for fits in (True, False):
+        chosen = [h for h in hints if h.fits is fits]
+        if chosen:
+            tools = ", ".join(dict.fromkeys(_found(result, h.tool) for h in chosen))
+            out.append(f"   for {tools} (in this log), start with:" if fits else f"   not for {tools}:")
+            out.extend(f"     step {h.number}: {h.title}  {site_url}{m.url}#step-{h.number}" for h in chosen)
+    return out
+
+
 def format_text(result: Analysis, site_url: str) -> str:
     out = []
     if result.facts:
@@ -58,6 +77,7 @@ def format_text(result: Analysis, site_url: str) -> str:
             out.append(f"   matched: {result.normalised.flat[span.start:span.end]}")
         if result.versions.get(m.id) is False:
             out.append("   note: the version in this log is outside the versions this entry was written for")
+        out.extend(_step_lines(result, m, site_url))
     if result.related:
         out.append("Possibly related (words in common with the error lines):")
         for r in result.related:
@@ -90,6 +110,9 @@ def cmd_match(args: argparse.Namespace, root: Path) -> int:
             "related": [r.to_json(site_url) for r in result.related],
             "facts": [f.to_json() for f in result.facts],
             "lines": result.lines,
+            "steps": {entry_id: [{"step": h.number, "title": h.title, "tool": h.tool, "for_this_version": h.fits,
+                                  "url": f"{site_url}{next(m.url for m in result.matches if m.id == entry_id)}#step-{h.number}"}
+                                 for h in hints] for entry_id, hints in result.steps.items()},
         }, ensure_ascii=False, indent=1))
     else:
         sys.stdout.write(terminal(format_text(result, site_url)))
@@ -104,6 +127,6 @@ def register(subparsers) -> None:
         "paste box does. Exit status: 0 when an entry matches, 1 when none does.",
     )
     p.add_argument("file", nargs="?", metavar="FILE", help="the log; '-' or nothing reads standard input")
-    p.add_argument("--json", action="store_true", help='print {"matches": [...], "related": [...], "facts": [...], "lines": [...]}')
+    p.add_argument("--json", action="store_true", help='print {"matches": [...], "related": [...], "facts": [...], "lines": [...], "steps": {...}}')
     p.add_argument("--top", type=int, metavar="N", help="show only the N best matches (0: all, the default)")
     p.set_defaults(func=cmd_match)

@@ -42,16 +42,46 @@ class Analysis:
     lines: list[str]
     facts: list[Fact]
     versions: dict[str, bool | None]  # entry id -> does the version in the log fall in the entry's applies_to
+    steps: dict[str, list[StepHint]] = field(default_factory=dict)  # entry id -> its versioned steps, this version's first
 
 
-def _versions(matches: list[Match], facts: list[Fact], applies: dict[str, dict[str, str]]) -> dict[str, bool | None]:
-    found = {f.kind: f.value.split(" ")[0].lstrip("b") for f in facts}
+@dataclass(frozen=True)
+class StepHint:
+    """A solution step written for some versions only, and whether the version in the log is one of them."""
+
+    number: int
+    title: str
+    tool: str
+    fits: bool
+
+
+def _found_versions(facts: list[Fact]) -> dict[str, str]:
+    return {f.kind: f.value.split(" ")[0].lstrip("b") for f in facts}
+
+
+def _versions(matches: list[Match], found: dict[str, str], applies: dict[str, dict[str, str]]) -> dict[str, bool | None]:
     out = {}
     for m in matches:
         for tool, spec in sorted(applies.get(m.id, {}).items()):
             if tool in found:
                 out[m.id] = version_in(spec, found[tool])
                 break
+    return out
+
+
+def _steps(matches: list[Match], found: dict[str, str], versioned: dict[str, list]) -> dict[str, list[StepHint]]:
+    """For each match, its versioned steps that the log's version decides: those for this version lead, in step order."""
+    out = {}
+    for m in matches:
+        hints = []
+        for number, title, ranges in versioned.get(m.id, []):
+            for tool, spec in sorted(ranges.items()):
+                fits = version_in(spec, found[tool]) if tool in found else None
+                if fits is not None:
+                    hints.append(StepHint(number, title, tool, fits))
+                    break
+        if hints:
+            out[m.id] = sorted(hints, key=lambda h: (not h.fits, h.number))
     return out
 
 
@@ -64,4 +94,6 @@ def analyse(text: str, bundle: Bundle, top: int | None = None) -> Analysis:
     related = rank_related(bundle.related_entries, lines, {m.id for m in matches}, bundle.related)
     facts = read_facts(normalised.flat, bundle.facts)
     applies = {e["id"]: e["a"] for e in bundle.matcher["entries"] if "a" in e}
-    return Analysis(normalised, matches, related, lines, facts, _versions(matches, facts, applies))
+    versioned = {e["id"]: e["st"] for e in bundle.matcher["entries"] if "st" in e}
+    found = _found_versions(facts)
+    return Analysis(normalised, matches, related, lines, facts, _versions(matches, found, applies), _steps(matches, found, versioned))

@@ -101,6 +101,9 @@ def matcher_index(graph: Graph) -> dict:
             record["w"] = 1
         if entry.applies_to:
             record["a"] = dict(sorted(entry.applies_to.items()))
+        versioned = [[n, step.title, dict(sorted(step.applies_to.items()))] for n, step in enumerate(entry.solution, 1) if step.applies_to]
+        if versioned:
+            record["st"] = versioned  # the steps written for some versions only: number, title, ranges
         entries.append(record)
     return {"version": INDEX_VERSION, "confident": CONFIDENT, "weights": WEIGHTS, "entries": entries, "facts": facts_index()}
 
