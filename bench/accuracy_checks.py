@@ -245,6 +245,12 @@ def check_sglang(name: str, log: dict, arch: dict | None, gpus: dict, partial: b
                         rel(w, rep["weights_gib"]), abs(rel(w, rep["weights_gib"])) <= WEIGHTS_TOLERANCE,
                         "within 3% of 'Load weight end ... mem usage'") if w is not None else
                     unchecked(name, "sglang", "weights", f"{rep['weights_gib']:.2f} GiB", "the log does not give the weight format"))
+    if tokens and rep.get("aiter_workspace_gib") is not None and st.get("context"):
+        running = vram.sglang_max_running(tokens, st["context"])
+        ws = vram.sglang_aiter_workspace(arch, running, st["context"], tp) / GIB
+        rows.append(Row(name, "sglang", "aiter workspace for the printed #tokens", f"{rep['aiter_workspace_gib']:.2f} GiB",
+                        f"{ws:.2f} GiB", rel(ws, rep["aiter_workspace_gib"]), abs(ws - rep["aiter_workspace_gib"]) < 0.005 + 1e-9,
+                        f"printed with 2 decimals; {running} running requests"))
     if not tokens:
         if rep.get("pool_note"):
             rows.append(unchecked(name, "sglang", "token pool", "?", rep["pool_note"]))
@@ -264,6 +270,10 @@ def check_sglang(name: str, log: dict, arch: dict | None, gpus: dict, partial: b
         return rows
     out = vram.plan(arch, s)
     fraction = "given" if st.get("mem_fraction_static") else f"default {out['mem_fraction_static']}"
+    if out.get("mem_fraction_effective") != out["mem_fraction_static"]:
+        fraction += f", x 0.85 by aiter = {out['mem_fraction_effective']:.3f}"
+    if st.get("pool_rule"):
+        fraction += f"; the log is from {st['pool_rule']}"
     rows.append(Row(name, "sglang", "token pool from --mem-fraction-static", f"{tokens:,} tokens",
                     f"{out['kv_pool_tokens']:,} tokens", rel(out["kv_pool_tokens"], tokens),
                     abs(rel(out["kv_pool_tokens"], tokens)) <= POOL_TOLERANCE, f"within 10%; fraction {fraction}"))

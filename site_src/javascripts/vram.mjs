@@ -293,6 +293,18 @@ export function sglangMaxRunning(tokens, context) {
   return Math.max(0, Math.min(estimated, Math.floor(tokens / 2)));
 }
 
+/** The static fraction the aiter backend (AMD) leaves: 0.85 of it above 8192 tokens of context. */
+export function sglangAiterFraction(fraction, context) {
+  return context > C.SGLANG_AITER_RESERVE_ABOVE ? fraction * C.SGLANG_AITER_RESERVE : fraction;
+}
+
+/** Bytes of aiter's paged-decode workspace one GPU allocates after the pool (none for MLA models). */
+export function sglangAiterWorkspace(arch, maxRunning, context, tp) {
+  if (arch.mla) return 0;
+  const perPartition = maxRunning * Math.max(1, Math.floor(arch.attention_heads / tp)) * cdiv(context, C.SGLANG_AITER_PARTITION);
+  return perPartition * (arch.head_dim * C.SGLANG_AITER_BYTES_PER_HEAD_DIM + C.SGLANG_AITER_BYTES_PER_PARTITION);
+}
+
 const sum = (obj) => Object.values(obj).reduce((a, b) => a + b, 0);
 
 /** llama.cpp, and Ollama since it runs llama-server: llama.cpp's cells; Ollama before 0.30: its own estimate. */
@@ -381,20 +393,27 @@ export function plan(arch, s) {
     parts = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, v * n]));
   } else if (engine === "sglang") {
     const graphs = s.vendor === "nvidia";
+    const aiter = s.vendor === "amd"; // the default attention backend on AMD Instinct
     const mla = Boolean(arch.mla);
     const fraction = s.mem_fraction_static || sglangMemFraction(s.vram_bytes, n, mla, graphs);
+    const effective = aiter ? sglangAiterFraction(fraction, ctx) : fraction;
     const freeAtStart = s.vram_bytes - C.RUNTIME_CONTEXT;
-    const staticBytes = Math.floor(freeAtStart * fraction);
+    const staticBytes = Math.floor(freeAtStart * effective);
     weights = cdiv(weightsBytes(arch, s.quant), n);
     const pool = staticBytes - weights;
     const cell = sglangCell(arch, s.kv_dtype, n);
     const tokens = Math.floor(Math.max(pool, 0) / cell);
+    const running = sglangMaxRunning(tokens, ctx);
+    const workspace = aiter ? sglangAiterWorkspace(arch, running, ctx, n) : 0; // allocated after the pool
     Object.assign(out, { kv_pool_bytes: Math.max(pool, 0), kv_pool_tokens: tokens, kv_one_request_bytes: cell * ctx,
-      mem_fraction_static: fraction, max_running_requests: sglangMaxRunning(tokens, ctx),
-      sglang_reserved_mib: sglangReserved(s.vram_bytes / C.MIB, n, mla, graphs), max_concurrency: tokens / ctx });
-    out.starts = tokens > 0;
-    out.fits_all = tokens >= ctx * seqs && seqs <= out.max_running_requests;
-    parts = { "kept outside --mem-fraction-static": (freeAtStart - staticBytes) * n, "runtime context": C.RUNTIME_CONTEXT * n };
+      mem_fraction_static: fraction, mem_fraction_effective: effective, max_running_requests: running,
+      sglang_reserved_mib: sglangReserved(s.vram_bytes / C.MIB, n, mla, graphs), aiter_workspace_bytes: workspace,
+      max_concurrency: tokens / ctx });
+    out.starts = tokens > 0 && workspace <= freeAtStart - staticBytes;
+    out.fits_all = out.starts && tokens >= ctx * seqs && seqs <= running;
+    parts = { "kept outside --mem-fraction-static": Math.max(freeAtStart - staticBytes - workspace, 0) * n,
+      "runtime context": C.RUNTIME_CONTEXT * n };
+    if (aiter && workspace) parts["aiter decode workspace"] = workspace * n;
     kv = cell * ctx * seqs * n;
     weights *= n;
     usable = s.vram_bytes * n;
@@ -409,7 +428,7 @@ export function plan(arch, s) {
   if (engine === "vllm") {
     out.fits = out.starts;
   } else if (engine === "sglang") {
-    out.fits = out.kv_pool_tokens >= ctx;
+    out.fits = out.starts && out.kv_pool_tokens >= ctx;
   } else {
     out.fits = total <= usable;
     if (!out.fits) {
@@ -440,7 +459,10 @@ export function evaluate(arch, scenario) {
     return s.engine === "vllm" ? p.fits_all : p.fits;
   };
   const limit = arch.native_context;
-  if (s.engine === "sglang") {
+  if (s.engine === "sglang" && s.vendor === "amd") { // aiter: the fraction and the workspace follow the context
+    out.max_context = Math.max(0, largest(1, Math.min(limit, out.kv_pool_tokens), (c) => fitsWith(c, 1)));
+    out.max_seqs = Math.min(Math.floor(out.kv_pool_tokens / s.context), out.max_running_requests);
+  } else if (s.engine === "sglang") {
     out.max_context = Math.min(limit, out.kv_pool_tokens);
     out.max_seqs = Math.min(Math.floor(out.kv_pool_tokens / s.context), out.max_running_requests);
   } else if (s.engine === "vllm") {
@@ -480,6 +502,7 @@ export function predictedErrors(out, s) {
     return ids;
   }
   if (s.engine === "sglang") {
+    if (out.kv_pool_tokens > 0 && !out.starts) return [oom]; // aiter's decode workspace finds no room after the pool
     if (out.weights_bytes > out.available_bytes - out.overhead_parts["runtime context"]) ids.push(oom);
     ids.push(E.sglang_memory);
     return ids;

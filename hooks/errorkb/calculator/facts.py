@@ -78,8 +78,11 @@ RELEASES = {
                "source": "server/routes.go, server/sched.go, envconfig/config.go, llm/llama_server.go"},
     "sglang": {"release": "SGLang 0.5.23",
                "note": "the default --mem-fraction-static and CUDA-graph sizes move between releases; "
-                       "pass --mem-fraction-static to pin it",
-               "source": "python/sglang/srt/arg_groups/memory_hook.py, python/sglang/srt/mem_cache/kv_cache_configurator.py"},
+                       "pass --mem-fraction-static to pin it. On AMD Instinct (aiter attention backend) the fraction "
+                       "is multiplied by 0.85 above 8192 tokens of context and the aiter decode workspace is "
+                       "allocated after the pool, as every release since May 2025 does",
+               "source": "python/sglang/srt/arg_groups/memory_hook.py, python/sglang/srt/mem_cache/kv_cache_configurator.py, "
+                         "python/sglang/srt/layers/attention/aiter_backend.py"},
 }
 
 VLLM_BLOCK = 16                  # tokens per KV block (CacheConfig block_size default on CUDA)
@@ -132,6 +135,19 @@ SGLANG_PREFILL_GRAPH_STEPS = ((4, 32, 4), (48, 256, 16), (288, 512, 32), (576, 1
 # --max-running-requests default: clamp(pool tokens / context x 512, 2048, 4096), at most half the pool.
 SGLANG_REQS_PER_CONTEXT = 512
 SGLANG_REQS_MIN, SGLANG_REQS_MAX = 2048, 4096
+# AMD Instinct: every HIP device gets the aiter attention backend unless another is passed
+# (server_args _get_default_attn_backend). Its paged-decode workspace is allocated after the pool
+# (layers/attention/aiter_backend.py, AiterAttnBackend.__init__, models without MLA): max running
+# requests x query heads per GPU x ceil(context / 256) partitions x (head_dim x 4 + 2 x 4) bytes, fp32
+# partial outputs plus two fp32 reduction planes. The pool is not charged for it; instead, above 8192
+# tokens of context, --mem-fraction-static (given or default) is multiplied by 0.85 (arg_groups/
+# attention_hook.py; since PR 6564, May 2025, kept as the default by PR 37242 of 2026-08-31;
+# SGLANG_AITER_HONOR_EXPLICIT_MEM_FRACTION=1 skips it for a fraction that was passed).
+SGLANG_AITER_RESERVE = 0.85
+SGLANG_AITER_RESERVE_ABOVE = 8192
+SGLANG_AITER_PARTITION = 256
+SGLANG_AITER_BYTES_PER_HEAD_DIM = 4
+SGLANG_AITER_BYTES_PER_PARTITION = 8
 
 LLAMACPP_PAD = 256               # KV cells are padded to 256 (llama-context / llama-kv-cache-iswa)
 LLAMACPP_PAD_LEGACY = 32         # builds before the 2025 KV-cache rewrite padded to 32 without flash attention
@@ -195,7 +211,8 @@ NUMBERS = ("VLLM_BLOCK", "VLLM_DEFAULT_UTIL", "VLLM_LARGE_CARD", "VLLM_BATCHED_L
            "SGLANG_RESERVE_BASE_MIB", "SGLANG_ACT_MIB_PER_TOKEN", "SGLANG_ACT_MIN_TOKENS", "SGLANG_GRAPH_MIB_PER_BATCH",
            "SGLANG_PARALLEL_MIB", "SGLANG_FLOOR_ABOVE_MIB", "SGLANG_FLOOR_MIB", "SGLANG_PREFILL_GRAPH_MIB",
            "SGLANG_PREFILL_GRAPH_MLA_MIB", "SGLANG_REQS_PER_CONTEXT", "SGLANG_REQS_MIN",
-           "SGLANG_REQS_MAX", "LLAMACPP_FIT_MARGIN", "LLAMACPP_FIT_MIN_CTX", "LLAMACPP_FIT_ALIGN", "OLLAMA_NUM_PARALLEL")
+           "SGLANG_REQS_MAX", "SGLANG_AITER_RESERVE", "SGLANG_AITER_RESERVE_ABOVE", "SGLANG_AITER_PARTITION",
+           "SGLANG_AITER_BYTES_PER_HEAD_DIM", "SGLANG_AITER_BYTES_PER_PARTITION", "LLAMACPP_FIT_MARGIN", "LLAMACPP_FIT_MIN_CTX", "LLAMACPP_FIT_ALIGN", "OLLAMA_NUM_PARALLEL")
 
 
 def export() -> dict:

@@ -27,6 +27,8 @@ def predicted_errors(out: dict, s: dict) -> list[str]:
             ids.append(ERROR_IDS["vllm_max_seq_len"])
         return ids
     if s["engine"] == "sglang":
+        if out["kv_pool_tokens"] > 0 and not out["starts"]:
+            return [oom]  # aiter's decode workspace finds no room after the pool
         if out["weights_bytes"] > out["available_bytes"] - out["overhead_parts"]["runtime context"]:
             ids.append(oom)  # the weights alone do not load
         ids.append(ERROR_IDS["sglang_memory"])

@@ -4,14 +4,18 @@ Input: the GPU memory, tensor-parallel size, an architecture dict and the cache
 type. Output: the fraction and the MiB it reserves, bytes per cached token, token
 counts. SGLang sizes everything from the card, not from the requested context:
 the static fraction of the memory free at start-up holds the weights and the KV
-pool, the rest is kept for activations and CUDA graphs (facts.SGLANG_*).
+pool, the rest is kept for activations and CUDA graphs (facts.SGLANG_*). On AMD
+Instinct the aiter attention backend lowers the fraction and takes its decode
+workspace out of what the fraction leaves.
 """
 
 from __future__ import annotations
 
 import math
 
-from errorkb.calculator.facts import (KV_TYPES, MIB, SGLANG_ACT_MIB_PER_TOKEN, SGLANG_ACT_MIN_TOKENS,
+from errorkb.calculator.facts import (KV_TYPES, MIB, SGLANG_ACT_MIB_PER_TOKEN, SGLANG_AITER_BYTES_PER_HEAD_DIM,
+                                      SGLANG_AITER_BYTES_PER_PARTITION, SGLANG_AITER_PARTITION, SGLANG_AITER_RESERVE,
+                                      SGLANG_AITER_RESERVE_ABOVE, SGLANG_ACT_MIN_TOKENS,
                                       SGLANG_FLOOR_ABOVE_MIB, SGLANG_FLOOR_MIB, SGLANG_GRAPH_MIB_PER_BATCH,
                                       SGLANG_PARALLEL_MIB, SGLANG_PREFILL_GRAPH_MIB,
                                       SGLANG_PREFILL_GRAPH_MLA_MIB, SGLANG_PREFILL_GRAPH_STEPS, SGLANG_REQS_MAX,
@@ -75,5 +79,19 @@ def sglang_max_running(tokens: int, context: int) -> int:
     return max(0, min(estimated, tokens // 2))
 
 
+def sglang_aiter_fraction(fraction: float, context: int) -> float:
+    """The static fraction the aiter backend leaves: 0.85 of it above 8192 tokens of context."""
+    return fraction * SGLANG_AITER_RESERVE if context > SGLANG_AITER_RESERVE_ABOVE else fraction
+
+
+def sglang_aiter_workspace(arch: dict, max_running: int, context: int, tp: int) -> int:
+    """Bytes of the aiter paged-decode workspace one GPU allocates after the pool (none for MLA models)."""
+    if arch.get("mla"):
+        return 0
+    partitions = -(-context // SGLANG_AITER_PARTITION)
+    per_partition = max_running * max(1, arch["attention_heads"] // tp) * partitions
+    return per_partition * (arch["head_dim"] * SGLANG_AITER_BYTES_PER_HEAD_DIM + SGLANG_AITER_BYTES_PER_PARTITION)
+
+
 __all__ = ["sglang_tier", "sglang_prefill_graph_sizes", "sglang_reserved", "sglang_mem_fraction", "sglang_cell",
-           "sglang_max_running"]
+           "sglang_max_running", "sglang_aiter_fraction", "sglang_aiter_workspace"]

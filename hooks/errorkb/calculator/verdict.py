@@ -19,7 +19,8 @@ from errorkb.calculator.inputs import check_inputs
 from errorkb.calculator.links import predicted_errors
 from errorkb.calculator.llamacpp import fit_layers, llamacpp_compute, llamacpp_fit, llamacpp_kv
 from errorkb.calculator.ollama import ollama_default_ctx, ollama_graph, ollama_kv
-from errorkb.calculator.sglang import sglang_cell, sglang_max_running, sglang_mem_fraction, sglang_reserved
+from errorkb.calculator.sglang import (sglang_aiter_fraction, sglang_aiter_workspace, sglang_cell, sglang_max_running,
+                                      sglang_mem_fraction, sglang_reserved)
 from errorkb.calculator.vllm import vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead, vllm_page
 from errorkb.calculator.layers import cdiv
 from errorkb.calculator.weights import gguf_gpu_weights, vllm_weights, weights_bytes
@@ -52,20 +53,28 @@ def _plan_sglang(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
     """The static fraction of the memory free at start-up holds the weights and a pool of single-token pages."""
     ctx, seqs, n = s["context"], s["seqs"], s["gpus"]
     graphs = s["vendor"] == "nvidia"  # prefill CUDA graphs are on by default on CUDA only
+    aiter = s["vendor"] == "amd"  # the default attention backend on AMD Instinct
     fraction = s.get("mem_fraction_static") or sglang_mem_fraction(s["vram_bytes"], n, bool(arch.get("mla")), graphs)
+    effective = sglang_aiter_fraction(fraction, ctx) if aiter else fraction
     free_at_start = s["vram_bytes"] - RUNTIME_CONTEXT
-    static = math.floor(free_at_start * fraction)
+    static = math.floor(free_at_start * effective)
     weights = cdiv(weights_bytes(arch, s["quant"]), n)  # the checkpoint as published, split evenly
     pool = static - weights
     cell = sglang_cell(arch, s["kv_dtype"], n)
     tokens = max(pool, 0) // cell
+    running = sglang_max_running(tokens, ctx)
+    # aiter's decode workspace is allocated after the pool, out of what the static fraction leaves
+    workspace = sglang_aiter_workspace(arch, running, ctx, n) if aiter else 0
     out.update(kv_pool_bytes=max(pool, 0), kv_pool_tokens=tokens, kv_one_request_bytes=cell * ctx,
-               mem_fraction_static=fraction, max_running_requests=sglang_max_running(tokens, ctx),
+               mem_fraction_static=fraction, mem_fraction_effective=effective, max_running_requests=running,
                sglang_reserved_mib=sglang_reserved(s["vram_bytes"] / MIB, n, bool(arch.get("mla")), graphs),
-               max_concurrency=tokens / ctx)
-    out["starts"] = tokens > 0
-    out["fits_all"] = tokens >= ctx * seqs and seqs <= out["max_running_requests"]
-    parts = {"kept outside --mem-fraction-static": free_at_start - static, "runtime context": RUNTIME_CONTEXT}
+               aiter_workspace_bytes=workspace, max_concurrency=tokens / ctx)
+    out["starts"] = tokens > 0 and workspace <= free_at_start - static
+    out["fits_all"] = out["starts"] and tokens >= ctx * seqs and seqs <= running
+    parts = {"kept outside --mem-fraction-static": max(free_at_start - static - workspace, 0),
+             "runtime context": RUNTIME_CONTEXT}
+    if aiter and workspace:
+        parts["aiter decode workspace"] = workspace
     return weights * n, cell * ctx * seqs * n, {k: v * n for k, v in parts.items()}, s["vram_bytes"] * n
 
 
@@ -131,7 +140,7 @@ def plan(arch: dict, s: dict) -> dict:
     if engine == "vllm":
         out["fits"] = out["starts"]
     elif engine == "sglang":  # starts with any pool, but a request longer than the pool is refused
-        out["fits"] = out["kv_pool_tokens"] >= ctx
+        out["fits"] = out["starts"] and out["kv_pool_tokens"] >= ctx
     else:
         out["fits"] = total <= usable
         if not out["fits"]:
@@ -193,7 +202,10 @@ def evaluate(arch: dict, scenario: dict) -> dict:
         return plan(arch, {**s, "context": ctx, "seqs": 1})["starts"]
 
     limit = arch["native_context"]
-    if s["engine"] == "sglang":  # the pool does not depend on the context asked for
+    if s["engine"] == "sglang" and s["vendor"] == "amd":  # aiter: the fraction and the workspace follow the context
+        out["max_context"] = max(0, largest(1, min(limit, out["kv_pool_tokens"]), lambda c: fits_with(c, 1)))
+        out["max_seqs"] = min(out["kv_pool_tokens"] // s["context"], out["max_running_requests"])
+    elif s["engine"] == "sglang":  # the pool does not depend on the context asked for
         out["max_context"] = min(limit, out["kv_pool_tokens"])
         out["max_seqs"] = min(out["kv_pool_tokens"] // s["context"], out["max_running_requests"])
     elif s["engine"] == "vllm":

@@ -14,8 +14,9 @@ from errorkb.calculator.layers import cdiv, layer_kinds, pad, row_bytes  # noqa:
 from errorkb.calculator.links import predicted_errors  # noqa: F401
 from errorkb.calculator.llamacpp import llamacpp_compute, llamacpp_kv  # noqa: F401
 from errorkb.calculator.ollama import ollama_graph, ollama_kv  # noqa: F401
-from errorkb.calculator.sglang import (sglang_cell, sglang_max_running, sglang_mem_fraction,  # noqa: F401
-                                      sglang_prefill_graph_sizes, sglang_reserved, sglang_tier)
+from errorkb.calculator.sglang import (sglang_aiter_fraction, sglang_aiter_workspace, sglang_cell,  # noqa: F401
+                                      sglang_max_running, sglang_mem_fraction, sglang_prefill_graph_sizes,
+                                      sglang_reserved, sglang_tier)
 from errorkb.calculator.verdict import assess, evaluate, kv_cache_for, kv_cache_per_token, plan, verdict  # noqa: F401
 from errorkb.calculator.vllm import (vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead,  # noqa: F401
                                      vllm_page)
