@@ -218,7 +218,7 @@ def case_score(cases: list[dict], results: list) -> str:
 
 
 def report(result: dict, logs: list[dict], cases: list[dict]) -> str:
-    lines = ["", "== Paste matcher (tests/data/real-logs): top-1 and top-3 of the signature matches, the first entry the page lists (a match, or the first "possibly related"), the right entry anywhere on the page, near-misses with a confident match"]
+    lines = ["", "== Paste matcher (tests/data/real-logs): top-1 and top-3 of the signature matches, the first entry the page lists (a match, or the first 'possibly related'), the right entry anywhere on the page, near-misses with a confident match"]
     for split, m in result["matcher"].items():
         lines.append(f"{split} ({m['logs']} logs, {m['near_misses']} near-misses, {m['repositories']} repositories)")
         for name, s in [("all", m), ("downstream apps", m["downstream"])] + sorted(m["by_engine"].items()):
