@@ -97,7 +97,6 @@ def on_page_content(html, page, config, files):
 
 
 def on_post_page(output, page, config):
-    output = search.annotate(output, page.meta.get("kb_kind"), page.file.src_uri, _build["site"].graph)
     return _preview[0].overlay(output, urlsplit(config.site_url or "/").path) if _preview else output
 
 
