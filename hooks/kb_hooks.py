@@ -38,7 +38,10 @@ def on_shutdown():
 
 def on_config(config):
     root = Path(config.config_file_path).resolve().parent
-    settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)
+    try:
+        settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)
+    except pipeline.SettingsError as exc:
+        raise PluginError(str(exc)) from None
     preview = _preview[0] if _preview else None
     try:
         site = pipeline.build(root, settings, cache=preview.cache if preview else None)

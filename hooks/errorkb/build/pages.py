@@ -31,7 +31,7 @@ KIND_DIRS = {"errors": "errors", "guides": "guides", "models": "models", "gpus":
 
 @dataclass(frozen=True)
 class Settings:
-    site_url: str = "https://errorkb.org/"
+    site_url: str  # mkdocs.yml's site_url, ending in "/": every absolute URL the build writes starts with it
     repo_url: str = "https://github.com/errorkb/errorkb"
     repo_branch: str = "main"
     freshness_days: int = 365
