@@ -232,7 +232,7 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
 
 const g = (x) => String(Number(x));  // Python's :g for the fractions used here (0.93, 0.9)
 
-/** The engine's command line for a proposal (see proposal.command). */
+/** The engine's command line for a proposal (errorkb.calculator.commands.proposal_command). */
 export function command(r, p) {
   const model = r.model || "MODEL";
   const plainKv = ["auto", "bf16", "f16"].includes(p.kv);

@@ -86,7 +86,7 @@ export function resolve(state, data) {
   return { arch, scenario, title, hfRepo, name, label: state.gpus > 1 ? `${state.gpus} x ${where}` : where };
 }
 
-/** Same text as errorkb.cli.calc.command_for. */
+/** Same text as errorkb.calculator.commands.command_for. */
 export function commandFor(name, hfRepo, s, out) {
   const shrink = !out.fits && (out.max_context || 0) >= 1;
   const ctx = shrink ? out.max_context : s.context;

@@ -167,23 +167,29 @@ def verdict(out: dict, s: dict) -> str:
     return "fits"
 
 
-def assess(arch: dict, scenario: dict) -> dict:
-    """Plan and verdict without the searches for the limits (what the fit tables of the pages need)."""
+def _checked_plan(arch: dict, scenario: dict) -> tuple[dict, dict]:
+    """The normalised scenario and its plan, or the input problems as ``{"ok": False, ...}``."""
     s, errors, warnings = check_inputs(arch, scenario)
     if errors:
-        return {"ok": False, "errors": errors, "warnings": warnings}
+        return s, {"ok": False, "errors": errors, "warnings": warnings}
     out = plan(arch, s)
-    out.update(ok=True, errors=[], warnings=warnings, verdict=verdict(out, s))
+    out.update(ok=True, errors=[], warnings=warnings)
+    return s, out
+
+
+def assess(arch: dict, scenario: dict) -> dict:
+    """Plan and verdict without the searches for the limits (what the fit tables of the pages need)."""
+    s, out = _checked_plan(arch, scenario)
+    if out["ok"]:
+        out["verdict"] = verdict(out, s)
     return out
 
 
 def evaluate(arch: dict, scenario: dict) -> dict:
     """The whole answer: plan, verdict, limits, failure it predicts."""
-    s, errors, warnings = check_inputs(arch, scenario)
-    if errors:
-        return {"ok": False, "errors": errors, "warnings": warnings}
-    out = plan(arch, s)
-    out.update(ok=True, errors=[], warnings=warnings)
+    s, out = _checked_plan(arch, scenario)
+    if not out["ok"]:
+        return out
 
     def fits_with(ctx: int, seqs: int) -> bool:
         p = plan(arch, {**s, "context": ctx, "seqs": seqs})
