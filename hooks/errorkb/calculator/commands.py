@@ -4,7 +4,7 @@ Input: a checked scenario and its plan (``command_for``: what `kb will-it-run` a
 page print), or a log's reading and one of its proposals (``proposal_command``: the
 settings a log proposes, see ``proposal``). Output: the command as text. Every flag and
 environment variable is spelt by ``facts.ENGINE_FLAGS``. The browser twins print the
-same text: commandFor in site_src/javascripts/will-it-run.mjs and command in fromlog.mjs.
+same text: commandFor and proposalCommand in site_src/javascripts/calculator/commands.mjs.
 """
 
 from __future__ import annotations

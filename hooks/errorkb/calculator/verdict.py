@@ -4,7 +4,7 @@ Input: an architecture dict and a scenario (see ``inputs.check_inputs``).
 Output: a plain dict with the bytes of weights, KV cache and overhead, the
 verdict, the largest context and concurrency that fit, and the KB errors the
 plan runs into; nonsense input comes back as ``{"ok": False, "errors": [...]}``.
-Pure functions; site_src/javascripts/vram.mjs mirrors this package and both run
+Pure functions; site_src/javascripts/calculator/verdict.mjs mirrors this module and both run
 over tests/calculator_cases.json.
 """
 
