@@ -38,7 +38,10 @@ def on_shutdown():
 
 def on_config(config):
     root = Path(config.config_file_path).resolve().parent
-    settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)
+    try:
+        settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)
+    except pipeline.SettingsError as exc:
+        raise PluginError(str(exc)) from None
     preview = _preview[0] if _preview else None
     try:
         site = pipeline.build(root, settings, cache=preview.cache if preview else None)
@@ -97,7 +100,6 @@ def on_page_content(html, page, config, files):
 
 
 def on_post_page(output, page, config):
-    output = search.annotate(output, page.meta.get("kb_kind"), page.file.src_uri, _build["site"].graph)
     return _preview[0].overlay(output, urlsplit(config.site_url or "/").path) if _preview else output
 
 

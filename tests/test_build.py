@@ -102,3 +102,39 @@ def test_the_home_page_lists_real_entries_first(built_site):
     assert home.index('id="kb-paste"') < home.index('<h2 id="start-here')
     for entry_id in start_here:
         assert f'href="errors/{entry_id}/"' in home
+
+
+def test_every_absolute_url_comes_from_the_site_url_of_mkdocs_yml(tmp_path):
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid" / "entries")
+    config = kb / "mkdocs.yml"
+    original = re.search(r"^site_url: (\S+)$", config.read_text(), re.M).group(1)
+    config.write_text(config.read_text().replace(f"site_url: {original}", "site_url: https://kb.example.test/help", 1))
+    out = tmp_path / "out"
+    result = mkdocs_build(kb, out)
+    assert result.returncode == 0, result.stderr
+    new = "https://kb.example.test/help/"
+    entry = "errors/vllm-no-available-kv-cache-blocks/"
+    page = (out / entry / "index.html").read_text(encoding="utf-8")
+    assert f'<link rel="canonical" href="{new}{entry}">' in page and f'"@id": "{new}{entry}' in page
+    api = json.loads((out / "api" / "v1" / "entries" / "vllm-no-available-kv-cache-blocks.json").read_text())
+    assert api["url"] == new + entry and api["short_url"] == f"{new}e/vllm-no-available-kv-cache-blocks/"
+    assert f"<id>{new}</id>" in (out / "feed.xml").read_text() and f"Sitemap: {new}sitemap.xml" in (out / "robots.txt").read_text()
+    written = [p for p in out.rglob("*") if p.suffix in (".html", ".xml", ".json", ".txt", ".yaml") and p.is_file()]
+    leftovers = [p.relative_to(out).as_posix() for p in written if original.rstrip("/") in p.read_text(encoding="utf-8", errors="replace")]
+    assert written and leftovers == []
+    assert run_kb("--root", str(kb), "schema").returncode == 0
+    assert json.loads((kb / "entries" / "schema.json").read_text())["$id"] == f"{new}schema/entry.json"
+    cited = run_kb("--root", str(kb), "cite", "vllm-no-available-kv-cache-blocks")
+    assert cited.returncode == 0 and cited.stdout.splitlines()[-1] == new + entry
+
+
+def test_without_a_site_url_neither_the_build_nor_the_commands_guess_one(tmp_path):
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid" / "entries")
+    config = kb / "mkdocs.yml"
+    config.write_text(re.sub(r"^site_url: .*\n", "", config.read_text(), count=1, flags=re.M))
+    result = mkdocs_build(kb, tmp_path / "out")
+    assert result.returncode != 0 and "mkdocs.yml has no site_url" in result.stderr
+    assert not (tmp_path / "out" / "errors").exists()
+    for command in (["cite", "vllm-no-available-kv-cache-blocks"], ["schema"]):
+        ran = run_kb("--root", str(kb), *command)
+        assert ran.returncode == 2 and "mkdocs.yml has no site_url" in ran.stderr, command

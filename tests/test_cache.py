@@ -22,7 +22,7 @@ from errorkb.build.cache import BuildCache  # noqa: E402
 from errorkb.build.pages import Settings  # noqa: E402
 from conftest import make_kb  # noqa: E402
 
-SETTINGS = Settings(today=pipeline.build_date())
+SETTINGS = Settings(site_url="https://errorkb.org/", today=pipeline.build_date())
 
 
 def assert_same(cached: pipeline.Site, clean: pipeline.Site) -> None:

@@ -92,7 +92,7 @@ def test_page_and_cli_print_the_same_command():
         expected.append(cli_calc.command_for(mid, MODELS[mid].hf_repo, s, out))
         jobs.append({"name": mid, "repo": MODELS[mid].hf_repo, "arch": arch, "scenario": sc})
     script = ("import * as v from './site_src/javascripts/vram.mjs';"
-              "import { commandFor } from './site_src/javascripts/will-it-run.mjs';"
+              "import { commandFor } from './site_src/javascripts/calculator/commands.mjs';"
               "v.configure(JSON.parse(process.argv[2]));"
               "const jobs = JSON.parse(process.argv[1]);"
               "console.log(JSON.stringify(jobs.map(j => { const o = v.evaluate(j.arch, j.scenario);"
@@ -101,6 +101,14 @@ def test_page_and_cli_print_the_same_command():
                                      json.dumps(facts.export())], cwd=ROOT, check=True,
                                     capture_output=True, text=True).stdout)
     assert got == expected
+
+
+def test_the_page_spells_every_flag_as_the_facts_do():
+    """commands.mjs keeps a copy of facts.ENGINE_FLAGS (calculator.json does not carry it): a renamed flag must change both."""
+    script = "import { FLAGS } from './site_src/javascripts/calculator/commands.mjs'; console.log(JSON.stringify(FLAGS));"
+    got = json.loads(subprocess.run(["node", "--input-type=module", "-e", script], cwd=ROOT, check=True,
+                                    capture_output=True, text=True).stdout)
+    assert got == facts.ENGINE_FLAGS
 
 
 def test_calculator_data_is_json_and_complete():

@@ -13,7 +13,7 @@ from errorkb.build.pages import Settings, summary_of
 from errorkb.build.safety import check_markdown, clean_html
 
 GOLDEN = ROOT / "tests" / "golden"
-SETTINGS = Settings(today=dt.date(2026, 11, 21))
+SETTINGS = Settings(site_url="https://errorkb.org/", today=dt.date(2026, 11, 21))
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,9 @@ import re
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import FIXTURES, ROOT, make_kb, mkdocs_build
+from errorkb.build.loader import load
+from errorkb.build.search import filters
 
 CASES = yaml.safe_load((ROOT / "tests" / "search_cases.yaml").read_text(encoding="utf-8"))["cases"]
 RUN_CASES = """async (cases) => {
@@ -96,20 +98,98 @@ def test_identifiers_are_found_as_typed(page, site_server, query):
     assert urls, f"{query} finds nothing"
 
 
-def test_annotate_marks_articles_with_facets_and_leaves_listings(monkeypatch):
-    from errorkb.build.linker import link
-    from errorkb.build.loader import load
-    from errorkb.build.search import ARTICLE, annotate
+INDEXED = {"error": "errors/rocm-hip-out-of-memory/", "guide": "guides/vllm-oom-checklist/", "model": "models/llama-3.1-8b/",
+           "gpu": "gpus/rtx-4090/", "hand-written": "about/"}
+LISTINGS = ["", "errors/", "guides/", "models/", "gpus/", "categories/out-of-memory/", "tools/vllm/", "errors/needs-review/"]
+INDEXED_DATA = """async ([query, url]) => {
+  const pagefind = await import("/pagefind/pagefind.js");
+  await pagefind.init();
+  const search = await pagefind.search(query);
+  for (const r of search.results) { const d = await r.data(); if (d.url === url) return d; }
+  return null;
+}"""
 
-    graph = link(load(ROOT))
-    html = f'<body>{ARTICLE}<h1>T<a class="headerlink" href="#t">¶</a></h1><div class="kb-error-text">x</div></article></body>'
-    marked = annotate(html, "error", "errors/rocm-hip-out-of-memory.md", graph)
-    assert "data-pagefind-body" in marked and 'data-pagefind-weight="5"' in marked
-    assert 'data-pagefind-filter="platform:AMD ROCm"' in marked and 'data-pagefind-filter="severity:Fatal"' in marked
-    assert '<a class="headerlink" data-pagefind-ignore' in marked
-    assert annotate(html, "index", "categories/out-of-memory.md", graph) == html
-    monkeypatch.setenv("KB_SEARCH", "lunr")
-    assert annotate(html, "error", "errors/rocm-hip-out-of-memory.md", graph) == html
+
+def indexed(page, site_server: str, path: str) -> dict:
+    """What Pagefind holds for one page (its text, filters and word weights), found by its title as a visitor would."""
+    page.goto(site_server + path)
+    title = page.locator("article h1").evaluate("h => h.firstChild.textContent")
+    page.goto(site_server + "about/")
+    data = page.evaluate(INDEXED_DATA, [title, "/" + path])
+    assert data, f"/{path} is not in the search index"
+    return data
+
+
+def expected_filters(kind: str, entry_id: str) -> dict[str, list[str]]:
+    loaded = load(ROOT)
+    out: dict[str, list[str]] = {}
+    for key, value in filters(loaded.entries[kind][entry_id], loaded.taxonomies):
+        out.setdefault(key, []).append(value)
+    return {key: sorted(values) for key, values in out.items()}
+
+
+@pytest.mark.parametrize("kind", sorted(INDEXED))
+def test_indexed_kinds_open_their_article_for_pagefind(page, site_server, kind):
+    page.goto(site_server + INDEXED[kind])
+    assert page.locator("article.md-content__inner[data-pagefind-body]").count() == 1
+    assert page.locator("[data-pagefind-body]").count() == 1
+
+
+@pytest.mark.parametrize("path", LISTINGS)
+def test_listings_are_not_indexed(built_site, path):
+    html = (built_site / path / "index.html").read_text(encoding="utf-8")
+    assert "md-content__inner" in html and "data-pagefind-body" not in html
+
+
+@pytest.mark.parametrize("kind", ["errors", "guides"])
+def test_entry_pages_mark_what_search_reads_and_what_it_leaves_out(page, site_server, kind):
+    path = INDEXED[kind[:-1]]
+    entry_id = path.strip("/").split("/")[-1]
+    page.goto(site_server + path)
+    article = page.locator("article[data-pagefind-body]")
+    spans = article.locator(":scope > span[hidden][data-pagefind-filter]").evaluate_all("els => els.map(e => e.dataset.pagefindFilter)")
+    want = expected_filters(kind, entry_id)
+    assert want["severity"] and want["tool"]
+    marked: dict[str, list[str]] = {}
+    for span in spans:
+        key, value = span.split(":", 1)
+        marked.setdefault(key, []).append(value)
+    assert {key: sorted(values) for key, values in marked.items()} == want
+    for furniture in ("nav.kb-crumbs", ".kb-cite"):
+        assert article.locator(furniture).get_attribute("data-pagefind-ignore") == "index", furniture
+    printed = page.locator(".kb-print-url").inner_text()
+    title = page.locator("article h1").evaluate("h => h.firstChild.textContent")
+    assert printed.endswith(path) and page.locator("h2 a.headerlink").count()
+    data = indexed(page, site_server, path)
+    assert data["meta"]["title"] == title
+    assert {key: sorted(values) for key, values in data["filters"].items()} == want
+    assert printed not in data["content"]  # the printed URL is page furniture
+    assert "¶" not in data["content"]  # so is the permalink sign after every heading
+
+
+def test_the_error_message_weighs_like_a_heading(page, site_server):
+    path = INDEXED["error"]
+    entry = load(ROOT).entries["errors"][path.strip("/").split("/")[-1]]
+    page.goto(site_server + path)
+    weight = float(page.locator("article[data-pagefind-body] .kb-error-text").get_attribute("data-pagefind-weight"))
+    assert weight > 1
+    data = indexed(page, site_server, path)
+    first = len(entry.title.split())  # the message follows the title in the indexed text
+    message = range(first, first + len(entry.error.split()))
+    assert data["content"].split()[first:first + 3] == entry.error.split()[:3]
+    weights = {w["location"]: w["weight"] for w in data["weighted_locations"]}
+    in_message = [weights[i] for i in message if i in weights]
+    assert in_message and max(in_message) == weight, weights
+
+
+def test_a_build_with_material_search_carries_no_pagefind_markers(tmp_path):
+    kb = make_kb(tmp_path / "kb", FIXTURES / "valid" / "entries")
+    site = tmp_path / "site"
+    result = mkdocs_build(kb, site, {"KB_SEARCH": "lunr"})
+    assert result.returncode == 0, result.stderr
+    assert (site / "search" / "search_index.json").is_file() and not (site / "pagefind").exists()
+    pages = list(site.rglob("*.html"))
+    assert pages and not [p for p in pages if "data-pagefind-body" in p.read_text(encoding="utf-8")]
 
 
 def test_a_changed_pagefind_format_fails_loudly_and_names_the_cause(built_site, tmp_path):

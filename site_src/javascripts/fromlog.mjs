@@ -1,5 +1,6 @@
 // Log reader and proposals for the "Will it run?" page: the browser twin of
-// hooks/errorkb/calculator/fromlog.py (readLog) and proposal.py (propose).
+// hooks/errorkb/calculator/fromlog.py (readLog) and proposal.py (propose; the
+// command lines are commands.mjs's, as proposal.py's are commands.py's).
 // The patterns and limits come from the build (api/v1/calculator.json, key
 // "log_reader"; fromlog.export): call configure(reader) once, after
 // vram.configure(facts). Pure functions; both languages run over
@@ -176,7 +177,7 @@ function finish(r, out, s, arch, gpuGib) {
   for (const p of out.proposals) {
     delete p.kv0;
     p.fits = fits(r, arch, { ...p, kv0: s.kv0 }, gpuGib);
-    p.command = command(r, p);
+    p.command = vram.proposalCommand(r, p);
   }
   return out;
 }
@@ -228,33 +229,6 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
     }
   }
   return finish(r, out, s, arch, gpuGib);
-}
-
-const g = (x) => String(Number(x));  // Python's :g for the fractions used here (0.93, 0.9)
-
-/** The engine's command line for a proposal (see proposal.command). */
-export function command(r, p) {
-  const model = r.model || "MODEL";
-  const plainKv = ["auto", "bf16", "f16"].includes(p.kv);
-  if (r.engine === "vllm" || r.engine === "sglang") {
-    const vllm = r.engine === "vllm";
-    const parts = vllm ? [`vllm serve ${model}`, `--max-model-len ${p.context}`]
-      : [`python -m sglang.launch_server --model-path ${model}`, `--context-length ${p.context}`];
-    if (p.util) parts.push(`${vllm ? "--gpu-memory-utilization" : "--mem-fraction-static"} ${g(p.util)}`);
-    if (p.gpus > 1) parts.push(`${vllm ? "--tensor-parallel-size" : "--tp"} ${p.gpus}`);
-    if (!plainKv) parts.push(`--kv-cache-dtype ${p.kv}`);
-    return parts.join(" ");
-  }
-  if (r.engine === "llamacpp") {
-    const parts = [`llama-server -m ${model.endsWith(".gguf") ? model : "MODEL.gguf"}`, `-c ${p.context * p.seqs}`,
-      `-np ${p.seqs}`, "-ngl 999"];
-    if (p.kv !== "f16") parts.push(`-ctk ${p.kv} -ctv ${p.kv} --flash-attn on`);
-    if (p.gpus > 1) parts.push(`--split-mode layer --tensor-split ${Array(p.gpus).fill("1").join(",")}`);
-    return parts.join(" ");
-  }
-  const env = [`OLLAMA_NUM_PARALLEL=${p.seqs}`, `OLLAMA_CONTEXT_LENGTH=${p.context}`];
-  if (p.kv !== "f16") env.push("OLLAMA_FLASH_ATTENTION=1", `OLLAMA_KV_CACHE_TYPE=${p.kv}`);
-  return `${env.join(" ")} ollama serve${p.gpus > 1 ? `   # with ${p.gpus} GPUs visible` : ""}`;
 }
 
 // ------------------------------------------------------------------ names (fromlog.model_key, gpu_key)

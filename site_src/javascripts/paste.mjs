@@ -3,13 +3,9 @@
 // RE2 engine) and its index are fetched only when the box is used. Nothing
 // leaves the page.
 
-let indexPromise = null; // one download per page load, shared by every mount
+import { el, siteBase } from "./dom.mjs";
 
-function siteBase() {
-  const config = document.getElementById("__config");
-  const base = config ? JSON.parse(config.textContent).base : ".";
-  return new URL(base.replace(/\/?$/, "/"), location.href);
-}
+let indexPromise = null; // one download per page load, shared by every mount
 
 function fetchJson(url) {
   return fetch(url).then((r) => {
@@ -23,13 +19,6 @@ function loadIndex(base) {
     fetchJson(new URL("api/v1/related.json", base))])
     .then(([matcher, index, related]) => ({ matcher, bundle: matcher.compileBundle(index, related) }));
   return indexPromise;
-}
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  node.append(...children);
-  return node;
 }
 
 function label(m) {

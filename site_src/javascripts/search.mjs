@@ -5,6 +5,8 @@
 // severity. Keyboard: "/" or "s" opens the box, arrows move through the
 // results, Escape closes. mount() is bound to Material's document$.
 
+import { el, siteBase } from "./dom.mjs";
+
 export const FACETS = [["tool", "Tool"], ["platform", "Platform"], ["category", "Category"], ["severity", "Severity"]];
 const SHOWN = 10;
 
@@ -21,12 +23,6 @@ export function excerptParts(html) {
 
 let pagefindPromise = null;
 
-function siteBase() {
-  const config = document.getElementById("__config");
-  const base = config ? JSON.parse(config.textContent).base : ".";
-  return new URL(base.replace(/\/?$/, "/"), location.href);
-}
-
 function loadPagefind(base) {
   pagefindPromise ??= import(new URL("pagefind/pagefind.js", base).href).then(async (pagefind) => {
     await pagefind.options({ baseUrl: base.pathname, excerptLength: 24 });
@@ -34,13 +30,6 @@ function loadPagefind(base) {
     return pagefind;
   });
   return pagefindPromise;
-}
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  node.append(...children);
-  return node;
 }
 
 function renderFacets(box, filters, onChange) {

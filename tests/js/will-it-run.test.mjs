@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as vram from "../../site_src/javascripts/vram.mjs";
-import { readState, writeState, DEFAULTS } from "../../site_src/javascripts/will-it-run.mjs";
+import { readState, writeState, DEFAULTS } from "../../site_src/javascripts/will-it-run-state.mjs";
 
 const CASES = JSON.parse(readFileSync(new URL("../calculator_cases.json", import.meta.url), "utf8"));
 // The facts the build exports (errorkb.calculator.facts); test_vram.py keeps this copy current.

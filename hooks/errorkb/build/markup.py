@@ -124,6 +124,19 @@ def code_text(node: Node) -> str:
 
 # --- plain text ---
 
+def list_items(node: Node) -> list[tuple[str, Node]]:
+    """The items of a ul or ol, each with the marker it starts with ("- ", "3. "), numbered from the list's start."""
+    items = [c for c in node.children if isinstance(c, Node) and c.tag == "li"]
+    start = int(node.attrs.get("start") or 1)
+    return [(f"{n}. " if node.tag == "ol" else "- ", item) for n, item in enumerate(items, start)]
+
+
+def hang(marker: str, text: str, indent: str) -> str:
+    """A list item's text after its marker, the further lines indented under it (blank lines stay empty)."""
+    lines = text.split("\n")
+    return "\n".join([marker + lines[0]] + [(indent + line) if line else "" for line in lines[1:]])
+
+
 def _quote(code: str) -> str:
     """Code in quotes, so it stands out from the sentence; left bare when it holds both kinds of quote."""
     if '"' not in code:
@@ -167,16 +180,9 @@ def _text_block(node: Node, width: int) -> str:
     if node.tag == "pre":
         return "\n".join(("    " + line).rstrip() for line in code_text(node).rstrip("\n").split("\n"))
     if node.tag in ("ul", "ol"):
-        items = [c for c in node.children if isinstance(c, Node) and c.tag == "li"]
-        start = int(node.attrs.get("start") or 1)
-        out = []
-        for n, item in enumerate(items, start):
-            marker = f"{n}. " if node.tag == "ol" else "- "
-            pad = " " * len(marker)
-            inner = _text_blocks(item, width - len(pad))
-            text = "\n\n".join(inner).split("\n")
-            out.append("\n".join([marker + text[0]] + [(pad + line) if line else "" for line in text[1:]]))
-        loose = any(sum(1 for c in blocks(i)) > 1 for i in items)
+        items = list_items(node)
+        out = [hang(marker, "\n\n".join(_text_blocks(item, width - len(marker))), " " * len(marker)) for marker, item in items]
+        loose = any(sum(1 for c in blocks(i)) > 1 for _, i in items)
         return ("\n\n" if loose else "\n").join(out)
     if node.tag == "table":
         rows = [r for r in walk(node) if r.tag == "tr"]

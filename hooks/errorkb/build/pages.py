@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import quote, urlencode
 
-from errorkb.build import snippet, structured
+from errorkb.build import search, snippet, structured
 from errorkb.build.linker import Graph
 from errorkb.build.schema import TEXT_KINDS
 from errorkb.build.render import environment, render
@@ -31,7 +31,7 @@ KIND_DIRS = {"errors": "errors", "guides": "guides", "models": "models", "gpus":
 
 @dataclass(frozen=True)
 class Settings:
-    site_url: str = "https://errorkb.org/"
+    site_url: str  # mkdocs.yml's site_url, ending in "/": every absolute URL the build writes starts with it
     repo_url: str = "https://github.com/errorkb/errorkb"
     repo_branch: str = "main"
     freshness_days: int = 365
@@ -182,6 +182,7 @@ def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str, snips
         "step_report_url": lambda n: report_url(settings, kind, entry_id, entry.title, n),
         "absolute_url": settings.site_url + page_url(kind, entry_id),
         "snips": snips,
+        "search_filters": search.filters(entry, graph.loaded.taxonomies),
         "html_title": structured.html_title(kind, entry),
         "jsonld": structured.jsonld(kind, entry, summary_of(entry), graph.loaded.taxonomies["authors"][entry.author], settings.site_url + page_url(kind, entry_id), crumbs(graph, settings, kind, entry_id)),
     }

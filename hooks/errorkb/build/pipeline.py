@@ -45,12 +45,24 @@ def build_date() -> dt.date:
     return dt.date.today()
 
 
+class SettingsError(ValueError):
+    """mkdocs.yml lacks what the build needs (it says what and where)."""
+
+
 def settings_from(extra: dict, site_url: str | None, repo_url: str | None) -> Settings:
-    """Settings from mkdocs.yml: ``site_url``, ``repo_url`` and the ``extra.kb`` block."""
+    """Settings from mkdocs.yml: ``site_url``, ``repo_url`` and the ``extra.kb`` block.
+
+    There is no fallback for ``site_url``: canonical links, the sitemap, the feeds,
+    the API's URLs and what ``kb cite`` prints are absolute, and a guessed address
+    would publish links to someone else's site.
+    """
+    if not site_url:
+        raise SettingsError("mkdocs.yml has no site_url: set it to the address the site is published at "
+                            "(e.g. site_url: https://kb.example.org/); canonical links, feeds, the sitemap and the API are built from it")
     kb = (extra or {}).get("kb", {}) or {}
-    base = Settings()
+    base = Settings(site_url=site_url)
     return Settings(
-        site_url=(site_url or base.site_url).rstrip("/") + "/",
+        site_url=site_url.rstrip("/") + "/",
         repo_url=(repo_url or base.repo_url).rstrip("/"),
         repo_branch=kb.get("repo_branch", base.repo_branch),
         freshness_days=int(kb.get("freshness_days", base.freshness_days)),

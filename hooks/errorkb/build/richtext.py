@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import re
 
-from errorkb.build.markup import Node, blocks, code_text, href_of, walk
+from errorkb.build.markup import Node, blocks, code_text, hang, href_of, list_items, walk
 
 # --- Markdown that helpdesks render ---
 
@@ -74,14 +74,7 @@ def _md_block(node: Node) -> str:
         fence = _fence_for(code)
         return f"{fence}{lang}\n{code}\n{fence}"
     if node.tag in ("ul", "ol"):
-        items = [c for c in node.children if isinstance(c, Node) and c.tag == "li"]
-        start = int(node.attrs.get("start") or 1)
-        out = []
-        for n, item in enumerate(items, start):
-            marker = f"{n}. " if node.tag == "ol" else "- "
-            lines = "\n\n".join(_md_blocks(item)).split("\n")
-            out.append("\n".join([marker + lines[0]] + [("    " + line) if line else "" for line in lines[1:]]))
-        return "\n\n".join(out)
+        return "\n\n".join(hang(marker, "\n\n".join(_md_blocks(item)), "    ") for marker, item in list_items(node))
     if node.tag == "table":
         rows = [r for r in walk(node) if r.tag == "tr"]
         table = []

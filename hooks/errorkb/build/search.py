@@ -7,18 +7,23 @@ for identifiers such as ``cudaErrorIllegalAddress`` or
 so a search downloads only the chunks its words need, and it indexes
 compound identifiers whole and by part.
 
-Input: each page's final HTML and front matter (``annotate``), then the
-built site folder (``build_index``). Output: pages marked with the parts
-Pagefind indexes and the facets it filters on (tool, platform, category,
-severity), then the index. site_src/javascripts/search.mjs drives it from
-the header's search box (templates/overrides/partials/search.html).
+Input: an entry and the taxonomies (``filters``), then the built site folder
+(``build_index``). Output: the facets an entry page is filtered on (tool,
+platform, category, severity), which the page's front matter carries, then the
+index. The pages mark what Pagefind reads themselves: templates/overrides/main.html
+opens the article of an indexed kind with ``data-pagefind-body`` and the
+hidden filter spans, the entry templates (templates/pages/error.md.j2 and
+guide.md.j2) mark the breadcrumbs and the printed URL ``data-pagefind-ignore``
+and weight the error message; the permalink sign the toc extension writes
+after every heading is left out by a Pagefind option (``EXCLUDE``), the one
+part no template writes. site_src/javascripts/search.mjs drives the index
+from the header's search box (templates/overrides/partials/search.html).
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import html
 import os
 import subprocess
 import sys
@@ -26,15 +31,10 @@ from pathlib import Path
 
 import cbor2
 
-from errorkb.build.linker import Graph
 
-INDEXED_KINDS = {"error", "guide", "model", "gpu", None}  # None: the hand-written pages; listings are left out
-ARTICLE = '<article class="md-content__inner md-typeset">'
-ERROR_BLOCK = '<div class="kb-error-text">'
-# Page furniture that would only add noise to result excerpts: the permalink sign
-# after every heading, the printed URL and the breadcrumbs.
-NOT_INDEXED = ('<a class="headerlink"', '<div class="kb-cite"', '<nav aria-label="Breadcrumb" class="kb-crumbs"')
-ERROR_WEIGHT = 5  # the literal message counts like a heading (Pagefind's default weight is 1)
+# The permalink sign after every heading, written by Markdown's toc extension, not by a template:
+# it would only add a "¶" to every result excerpt.
+EXCLUDE = (".headerlink",)
 LUNR_INDEX = Path("search") / "search_index.json"
 ENGINE_ENV = "KB_SEARCH"  # "lunr" keeps Material's own search, for comparisons (make eval)
 
@@ -50,16 +50,11 @@ def configure(config) -> None:
         config.plugins["material/search"].config.enabled = False
 
 
-def facets(graph: Graph, kind: str | None, entry_id: str) -> dict[str, list[str]]:
-    """The filter values of one page, as visitors read them ("vLLM", "Out of memory")."""
-    entries = {"error": graph.errors, "guide": graph.guides}.get(kind or "", {})
-    entry = entries.get(entry_id)
-    if entry is None:
-        return {}
-    tax = graph.loaded.taxonomies
+def filters(entry, taxonomies: dict) -> list[list[str]]:
+    """The [facet, value] pairs of an error or guide, as visitors read them (["tool", "vLLM"], ["category", "Out of memory"])."""
 
     def names(taxonomy: str, ids: list[str]) -> list[str]:
-        return [tax[taxonomy][i].name for i in ids if i in tax[taxonomy]]
+        return [taxonomies[taxonomy][i].name for i in ids if i in taxonomies[taxonomy]]
 
     out = {
         "tool": names("tools", entry.tools),
@@ -68,25 +63,8 @@ def facets(graph: Graph, kind: str | None, entry_id: str) -> dict[str, list[str]
     }
     if getattr(entry, "category", None):
         out["category"] = names("categories", [entry.category])
-    return {key: values for key, values in out.items() if values}
-
-
-def annotate(page_html: str, kind: str | None, src_uri: str, graph: Graph) -> str:
-    """Mark the article of an indexed page for Pagefind, with its facets; leave other pages unindexed."""
-    if engine() != "pagefind" or kind not in INDEXED_KINDS or ARTICLE not in page_html:
-        return page_html
-    entry_id = Path(src_uri).stem
-    markers = "".join(
-        f'<span hidden data-pagefind-filter="{html.escape(key)}:{html.escape(value, quote=True)}"></span>'
-        for key, values in facets(graph, kind, entry_id).items()
-        for value in values
-        if "," not in value  # Pagefind reads a comma in this attribute as the start of another filter
-    )
-    opened = ARTICLE[:-1] + " data-pagefind-body>" + markers
-    page_html = page_html.replace(ARTICLE, opened, 1)
-    for opening in NOT_INDEXED:
-        page_html = page_html.replace(opening, opening + " data-pagefind-ignore")
-    return page_html.replace(ERROR_BLOCK, f'<div class="kb-error-text" data-pagefind-weight="{ERROR_WEIGHT}">', 1)
+    # Pagefind reads a comma in data-pagefind-filter as the start of another filter: such a value is left out.
+    return [[key, value] for key, values in out.items() for value in values if "," not in value]
 
 
 def build_index(site_dir: Path) -> str | None:
@@ -94,7 +72,7 @@ def build_index(site_dir: Path) -> str | None:
     if engine() != "pagefind":
         return None
     result = subprocess.run(
-        [sys.executable, "-m", "pagefind", "--site", str(site_dir), "--quiet"],
+        [sys.executable, "-m", "pagefind", "--site", str(site_dir), "--quiet", *(f"--exclude-selectors={s}" for s in EXCLUDE)],
         capture_output=True, text=True, timeout=900,
     )
     if result.returncode != 0:

@@ -23,6 +23,21 @@ KV_BY_ENGINE = {"vllm": ("f16", "bf16", "fp8"), "llamacpp": ("f16", "bf16", "q8_
                 "ollama": ("f16", "q8_0", "q4_0"), "sglang": ("f16", "bf16", "fp8")}
 # The flag each engine takes for an fp8 cache (SGLang names the format; e5m2 needs no scales).
 FP8_KV_FLAG = {"vllm": "fp8", "sglang": "fp8_e5m2"}
+# How each engine spells the settings a command sets, as format strings ({} is the value): the one home of
+# these names for commands.py, which writes what `kb will-it-run` and the page print and what a log proposes.
+ENGINE_FLAGS = {
+    "vllm": {"start": "vllm serve {}", "context": "--max-model-len {}", "share": "--gpu-memory-utilization {}",
+             "gpus": "--tensor-parallel-size {}", "kv": "--kv-cache-dtype {}", "quantization": "--quantization {}",
+             "seqs": "--max-num-seqs {}"},
+    "sglang": {"start": "python -m sglang.launch_server --model-path {}", "context": "--context-length {}",
+               "share": "--mem-fraction-static {}", "gpus": "--tp {}", "kv": "--kv-cache-dtype {}",
+               "quantization": "--quantization {}", "seqs": "--max-running-requests {}"},
+    "llamacpp": {"start": "llama-server -m {}", "context": "-c {}", "seqs": "-np {}", "layers": "-ngl {}", "fit": "--fit {}",
+                 "kv": "-ctk {0} -ctv {0}", "flash": "--flash-attn {}", "split": "--split-mode layer --tensor-split {}"},
+    "ollama": {"start": "ollama serve", "seqs": "OLLAMA_NUM_PARALLEL={}", "context": "OLLAMA_CONTEXT_LENGTH={}",
+               "flash": "OLLAMA_FLASH_ATTENTION={}", "kv": "OLLAMA_KV_CACHE_TYPE={}",
+               "modelfile_context": "PARAMETER num_ctx {}", "create": "ollama create {} -f Modelfile"},
+}
 # Ollama's estimate rounds quantised caches to 1 and 0.5 bytes (fs/ggml/ggml.go kvCacheBytesPerElement).
 OLLAMA_KV_BPE = {"f16": 2, "q8_0": 1, "q4_0": 0.5}
 

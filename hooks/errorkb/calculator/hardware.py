@@ -48,7 +48,7 @@ def gpu_of(gpu) -> dict:
 
 def scenario(gpu_id: str, gpu: dict, engine: str, context: int, quant: str | None = None, kv_dtype: str = "auto",
              seqs: int = 1, gpus: int = 1, utilization: float = facts.VLLM_DEFAULT_UTIL) -> dict:
-    """The calculator's scenario for a GPU entry (``gpu_of``); vram.mjs ``scenario`` is its twin."""
+    """The calculator's scenario for a GPU entry (``gpu_of``); ``scenario`` in site_src/javascripts/calculator/inputs.mjs is its twin."""
     return {"engine": engine, "quant": quant, "kv_dtype": kv_dtype, "context": context, "seqs": seqs, "gpus": gpus,
             "vram_bytes": gpu["memory_mib"] * facts.MIB, "vendor": gpu["vendor"], "gpu_id": gpu_id,
             "unified_share": gpu["gpu_share_default"], "gpu_memory_utilization": utilization}

@@ -7,13 +7,15 @@ budget (memory, weights, room for the KV cache, what the asked settings need),
 the failure and its KB entry, and a list of proposals (largest context at these
 settings; the utilisation, KV cache type or GPU count that fits the context
 asked), each with the settings and whether they fit (``fits``, which re-runs the
-budget for them). site_src/javascripts/fromlog.mjs is its twin.
+budget for them) and its command line (``commands.proposal_command``).
+site_src/javascripts/fromlog.mjs is its twin.
 """
 
 from __future__ import annotations
 
 import math
 
+from errorkb.calculator.commands import proposal_command
 from errorkb.calculator.facts import GIB, KV_TYPES, RUNTIME_CONTEXT, VLLM_BATCHED_SMALL
 from errorkb.calculator.llamacpp import llamacpp_kv
 from errorkb.calculator.ollama import ollama_kv
@@ -150,43 +152,5 @@ def _finish(r: dict, out: dict, s: dict, arch: dict | None, gpu_gib: float | Non
     for p in out["proposals"]:
         p.pop("kv0", None)
         p["fits"] = fits(r, arch, {**p, "kv0": s["kv0"]}, gpu_gib)
-        p["command"] = command(r, p)
+        p["command"] = proposal_command(r, p)
     return out
-
-
-def command(r: dict, p: dict) -> str:
-    """The engine's command line for a proposal (the model as the log names it)."""
-    model = r.get("model") or "MODEL"
-    engine = r["engine"]
-    if engine == "vllm":
-        parts = [f"vllm serve {model}", f"--max-model-len {p['context']}"]
-        if p.get("util"):
-            parts.append(f"--gpu-memory-utilization {p['util']:g}")
-        if p["gpus"] > 1:
-            parts.append(f"--tensor-parallel-size {p['gpus']}")
-        if p["kv"] not in ("auto", "bf16", "f16"):
-            parts.append(f"--kv-cache-dtype {p['kv']}")
-        return " ".join(parts)
-    if engine == "sglang":
-        parts = [f"python -m sglang.launch_server --model-path {model}", f"--context-length {p['context']}"]
-        if p.get("util"):
-            parts.append(f"--mem-fraction-static {p['util']:g}")
-        if p["gpus"] > 1:
-            parts.append(f"--tp {p['gpus']}")
-        if p["kv"] not in ("auto", "bf16", "f16"):
-            parts.append(f"--kv-cache-dtype {p['kv']}")
-        return " ".join(parts)
-    if engine == "llamacpp":
-        parts = [f"llama-server -m {model if model.endswith('.gguf') else 'MODEL.gguf'}", f"-c {p['context'] * p['seqs']}",
-                 f"-np {p['seqs']}", "-ngl 999"]
-        if p["kv"] != "f16":
-            parts.append(f"-ctk {p['kv']} -ctv {p['kv']} --flash-attn on")
-        if p["gpus"] > 1:
-            parts.append("--split-mode layer --tensor-split " + ",".join(["1"] * p["gpus"]))
-        return " ".join(parts)
-    env = [f"OLLAMA_NUM_PARALLEL={p['seqs']}", f"OLLAMA_CONTEXT_LENGTH={p['context']}"]
-    if p["kv"] != "f16":
-        env += ["OLLAMA_FLASH_ATTENTION=1", f"OLLAMA_KV_CACHE_TYPE={p['kv']}"]
-    line = " ".join(env) + " ollama serve"
-    return line + (f"   # with {p['gpus']} GPUs visible" if p["gpus"] > 1 else "")
-

@@ -60,7 +60,7 @@ def sglang_mem_fraction(vram_bytes: int, tp: int, mla: bool, prefill_graphs: boo
     """--mem-fraction-static when none is given: round((total - reserved) / total, 3)."""
     gpu_mib = vram_bytes / MIB
     reserved = sum(sglang_reserved(gpu_mib, tp, mla, prefill_graphs).values())
-    # half up on the thousandths, the same float steps in vram.mjs
+    # half up on the thousandths, the same float steps in calculator/engines.mjs
     return math.floor((gpu_mib - reserved) / gpu_mib * 1000 + 0.5) / 1000
 
 

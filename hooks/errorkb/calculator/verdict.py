@@ -4,7 +4,7 @@ Input: an architecture dict and a scenario (see ``inputs.check_inputs``).
 Output: a plain dict with the bytes of weights, KV cache and overhead, the
 verdict, the largest context and concurrency that fit, and the KB errors the
 plan runs into; nonsense input comes back as ``{"ok": False, "errors": [...]}``.
-Pure functions; site_src/javascripts/vram.mjs mirrors this package and both run
+Pure functions; site_src/javascripts/calculator/verdict.mjs mirrors this module and both run
 over tests/calculator_cases.json.
 """
 
@@ -176,23 +176,29 @@ def verdict(out: dict, s: dict) -> str:
     return "fits"
 
 
-def assess(arch: dict, scenario: dict) -> dict:
-    """Plan and verdict without the searches for the limits (what the fit tables of the pages need)."""
+def _checked_plan(arch: dict, scenario: dict) -> tuple[dict, dict]:
+    """The normalised scenario and its plan, or the input problems as ``{"ok": False, ...}``."""
     s, errors, warnings = check_inputs(arch, scenario)
     if errors:
-        return {"ok": False, "errors": errors, "warnings": warnings}
+        return s, {"ok": False, "errors": errors, "warnings": warnings}
     out = plan(arch, s)
-    out.update(ok=True, errors=[], warnings=warnings, verdict=verdict(out, s))
+    out.update(ok=True, errors=[], warnings=warnings)
+    return s, out
+
+
+def assess(arch: dict, scenario: dict) -> dict:
+    """Plan and verdict without the searches for the limits (what the fit tables of the pages need)."""
+    s, out = _checked_plan(arch, scenario)
+    if out["ok"]:
+        out["verdict"] = verdict(out, s)
     return out
 
 
 def evaluate(arch: dict, scenario: dict) -> dict:
     """The whole answer: plan, verdict, limits, failure it predicts."""
-    s, errors, warnings = check_inputs(arch, scenario)
-    if errors:
-        return {"ok": False, "errors": errors, "warnings": warnings}
-    out = plan(arch, s)
-    out.update(ok=True, errors=[], warnings=warnings)
+    s, out = _checked_plan(arch, scenario)
+    if not out["ok"]:
+        return out
 
     def fits_with(ctx: int, seqs: int) -> bool:
         p = plan(arch, {**s, "context": ctx, "seqs": seqs})

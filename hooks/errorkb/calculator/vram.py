@@ -3,7 +3,8 @@
 Input/output: see the modules it gathers. facts (constants) · inputs (checks
 and defaults) · weights · layers · llamacpp · ollama · vllm · sglang (one module per
 engine) · verdict (plan, verdict, limits) · links (KB entries of a failure).
-The ES module site_src/javascripts/vram.mjs is the browser twin of this package.
+The ES module site_src/javascripts/vram.mjs is the browser twin of this package; its parts in
+site_src/javascripts/calculator/ carry the names of the modules here they mirror.
 """
 
 from __future__ import annotations

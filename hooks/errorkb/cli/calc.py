@@ -16,65 +16,10 @@ from pathlib import Path
 from errorkb.build.loader import load
 from errorkb.build.pages import page_url
 from errorkb.calculator import vram
+from errorkb.calculator.commands import command_for, number_text
 from errorkb.calculator.hardware import arch_of, family_of, gpu_of, scenario
 from errorkb.cli.fromlog import cmd_from_log
 from errorkb.cli.settings import read_settings
-
-
-def number_text(x: float) -> str:
-    """A number as JavaScript's String() writes it (1 not 1.0), so the page and the CLI print the same command."""
-    return str(int(x)) if x == int(x) else repr(float(x))
-
-
-def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
-    """The command that starts the engine with these settings (the largest context that fits when asked too much)."""
-    shrink = not out["fits"] and out.get("max_context", 0) >= 1
-    ctx = out["max_context"] if shrink else s["context"]
-    seqs, kv, quant = s["seqs"], s["kv_dtype"], s["quant"]
-    if s["engine"] == "vllm":
-        parts = [f"vllm serve {hf_repo}", f"--max-model-len {ctx}",
-                 f"--gpu-memory-utilization {number_text(s['gpu_memory_utilization'])}"]
-        if s["gpus"] > 1:
-            parts.append(f"--tensor-parallel-size {s['gpus']}")
-        if kv == "fp8":
-            parts.append(f"--kv-cache-dtype {vram.FP8_KV_FLAG['vllm']}")
-        if quant == "fp8" and s.get("native_dtype") != "fp8":
-            parts.append("--quantization fp8")
-        if seqs > vram.VLLM_SEQS_SMALL:
-            parts.append(f"--max-num-seqs {seqs}")
-        line = " \\\n  ".join(parts)
-        if quant in ("awq-int4", "gptq-int4"):
-            line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; vLLM reads the format from it\n" + line
-        return line
-    if s["engine"] == "sglang":
-        parts = [f"python -m sglang.launch_server --model-path {hf_repo}", f"--context-length {ctx}",
-                 f"--mem-fraction-static {number_text(out['mem_fraction_static'])}"]
-        if s["gpus"] > 1:
-            parts.append(f"--tp {s['gpus']}")
-        if kv == "fp8":
-            parts.append(f"--kv-cache-dtype {vram.FP8_KV_FLAG['sglang']}")
-        if quant == "fp8" and s.get("native_dtype") != "fp8":
-            parts.append("--quantization fp8")
-        if seqs > 1:
-            parts.append(f"--max-running-requests {seqs}")
-        line = " \\\n  ".join(parts)
-        if quant in ("awq-int4", "gptq-int4"):
-            line = f"# point at a {quant.split('-')[0].upper()} checkpoint of this model; SGLang reads the format from it\n" + line
-        return line
-    gguf = f"./{name}-{quant}.gguf"
-    if s["engine"] == "llamacpp":
-        layers = out["gpu_layers"] if out.get("gpu_layers") is not None and not shrink else 999
-        parts = [f"llama-server -m {gguf}", f"-c {ctx * seqs}", f"-np {seqs}", f"-ngl {layers}", "--fit off"]
-        if kv != "f16":
-            parts.append(f"-ctk {kv} -ctv {kv}")
-        if kv in ("q8_0", "q4_0"):
-            parts.append("--flash-attn on")
-        return " \\\n  ".join(parts)
-    env = [f"OLLAMA_NUM_PARALLEL={seqs}"]
-    if kv != "f16":
-        env += ["OLLAMA_FLASH_ATTENTION=1", f"OLLAMA_KV_CACHE_TYPE={kv}"]
-    return (f"# Modelfile\nFROM {gguf}\nPARAMETER num_ctx {ctx}\n\n"
-            f"# then\n{' '.join(env)} ollama serve\nollama create {name} -f Modelfile")
 
 
 def gib(n: float) -> str:

@@ -22,6 +22,7 @@ from errorkb.build.linker import link
 from errorkb.build.loader import find_root, load
 from errorkb.build.linker import Graph
 from errorkb.build.pages import Settings, snippets_of
+from errorkb.build.pipeline import SettingsError
 from errorkb.build.snippet import FORMATS
 from errorkb.cli import calc, match, pages
 from errorkb.cli.scaffold import scaffold
@@ -95,7 +96,7 @@ def cmd_new(args: argparse.Namespace, root: Path) -> int:
 
 def cmd_schema(args: argparse.Namespace, root: Path) -> int:
     path = root / "entries" / "schema.json"
-    text = schema_text()
+    text = schema_text(read_settings(root).site_url)
     if args.check:
         current = path.read_text(encoding="utf-8") if path.exists() else ""
         if current != text:
@@ -200,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return args.func(args, root)
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 
