@@ -149,11 +149,13 @@ def pagefind_top(page, cases: list[dict]) -> list[list[str]]:
     return page.evaluate(
         """async (cases) => {
           const pagefind = await import("/pagefind/pagefind.js");
+          const { titleFirst } = await import("/javascripts/search.mjs");
           await pagefind.init();
           const out = [];
           for (const c of cases) {
             const s = await pagefind.search(c.query, { filters: c.filters || {} });
-            out.push((await Promise.all(s.results.slice(0, 5).map((r) => r.data()))).map((d) => d.url));
+            const read = await Promise.all(s.results.slice(0, 20).map((r) => r.data()));
+            out.push(titleFirst(c.query, read).slice(0, 5).map((d) => d.url));
           }
           return out;
         }""",

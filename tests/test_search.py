@@ -12,14 +12,16 @@ from errorkb.build.loader import load
 from errorkb.build.search import filters
 
 CASES = yaml.safe_load((ROOT / "tests" / "search_cases.yaml").read_text(encoding="utf-8"))["cases"]
+# The header box's order: Pagefind's results, then search.mjs's titleFirst over the first 20.
 RUN_CASES = """async (cases) => {
   const pagefind = await import("/pagefind/pagefind.js");
+  const { titleFirst } = await import("/javascripts/search.mjs");
   await pagefind.init();
   const out = [];
   for (const c of cases) {
     const search = await pagefind.search(c.query, { filters: c.filters || {} });
-    const shown = await Promise.all(search.results.slice(0, 5).map((r) => r.data()));
-    out.push(shown.map((d) => d.url));
+    const read = await Promise.all(search.results.slice(0, 20).map((r) => r.data()));
+    out.push(titleFirst(c.query, read).slice(0, 5).map((d) => d.url));
   }
   return out;
 }"""
@@ -155,9 +157,10 @@ def test_entry_pages_mark_what_search_reads_and_what_it_leaves_out(page, site_se
         key, value = span.split(":", 1)
         marked.setdefault(key, []).append(value)
     assert {key: sorted(values) for key, values in marked.items()} == want
-    for furniture in ("nav.kb-crumbs", ".kb-cite"):
+    for furniture in ("nav.kb-crumbs", ".kb-cite", ".kb-nav-section"):  # the related lists hold other entries' titles and summaries
         assert article.locator(furniture).get_attribute("data-pagefind-ignore") == "index", furniture
     printed = page.locator(".kb-print-url").inner_text()
+    related = page.locator(".kb-nav-section li a").first.inner_text()  # an entry this page lists, by its title
     title = page.locator("article h1").evaluate("h => h.firstChild.textContent")
     assert printed.endswith(path) and page.locator("h2 a.headerlink").count()
     data = indexed(page, site_server, path)
@@ -165,6 +168,8 @@ def test_entry_pages_mark_what_search_reads_and_what_it_leaves_out(page, site_se
     assert {key: sorted(values) for key, values in data["filters"].items()} == want
     assert printed not in data["content"]  # the printed URL is page furniture
     assert "¶" not in data["content"]  # so is the permalink sign after every heading
+    if kind == "errors":  # a guide names its causes' errors in its own text too
+        assert related and related not in data["content"]  # another entry's title is that entry's to be found by
 
 
 def test_the_error_message_weighs_like_a_heading(page, site_server):

@@ -9,6 +9,24 @@ import { el, siteBase } from "./dom.mjs";
 
 export const FACETS = [["tool", "Tool"], ["platform", "Platform"], ["category", "Category"], ["severity", "Severity"]];
 const SHOWN = 10;
+const RERANKED = 20; // results whose data is read before the best SHOWN are chosen
+
+/** Lower-cased words of a query or title: identifiers, versions and flags stay whole ("llama.cpp", "--fit"). */
+export function words(text) {
+  return (String(text ?? "").toLowerCase().match(/[a-z0-9_+.-]+/g) || []).map((w) => w.replace(/^[.]+|[.]+$/g, "")).filter(Boolean);
+}
+
+/**
+ * Results whose title holds every word of a query of two or more words come first, in Pagefind's order;
+ * the rest keep theirs. Pagefind matches words by prefix too, so "cuda" also scores "CUDA0" and
+ * "cudaMalloc" in a page's text; a visitor who types an error's words means the page named by them.
+ */
+export function titleFirst(query, shown) {
+  const wanted = [...new Set(words(query))];
+  if (wanted.length < 2) return shown;
+  const named = (data) => { const have = new Set(words(data?.meta?.title)); return wanted.every((w) => have.has(w)); };
+  return [...shown.filter(named), ...shown.filter((d) => !named(d))];
+}
 
 /** Only the selected facets, as Pagefind's filters option wants them. */
 export function activeFilters(selected) {
@@ -80,8 +98,9 @@ export function mount() {
     const pagefind = await loadPagefind(base);
     const search = await pagefind.debouncedSearch(query || null, { filters }, 150);
     if (search === null || mine !== generation) return;
-    const shown = await Promise.all(search.results.slice(0, SHOWN).map((r) => r.data()));
+    const read = await Promise.all(search.results.slice(0, RERANKED).map((r) => r.data()));
     if (mine !== generation) return;
+    const shown = titleFirst(query, read).slice(0, SHOWN);
     list.replaceChildren(...shown.map(renderResult));
     const count = search.results.length;
     meta.textContent = count ? `${count} matching ${count === 1 ? "page" : "pages"}${count > SHOWN ? `, the best ${SHOWN} shown` : ""}` : "No matching pages";
