@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from markupsafe import Markup  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
 from mkdocs.structure.files import File  # noqa: E402
 
 from errorkb.build import pipeline, safety, search, serve  # noqa: E402
@@ -31,11 +32,20 @@ def on_startup(command, dirty):
         _preview.append(serve.Preview(dirty=dirty))
 
 
+def on_serve(server, config, builder):
+    if _preview:
+        _preview[0].watch_natively(server)
+    return server
+
+
 def on_shutdown():
     while _preview:
         _preview.pop().close()
 
 
+# Before the plugins' own on_config: with Pagefind, Material's search plugin is switched off here, before it
+# loads its translations (a tenth of a small save).
+@event_priority(100)
 def on_config(config):
     root = Path(config.config_file_path).resolve().parent
     settings = pipeline.settings_from(config.extra, config.site_url, config.repo_url)

@@ -200,19 +200,23 @@ def _walk(folder: Path) -> list[Path]:
     return sorted(found)
 
 
-def _not_a_plain_file(path: Path, root: Path) -> str | None:
-    """Why ``path`` may not be read: links, devices, pipes and folders that lead outside the KB are never opened."""
-    if path.is_symlink():
-        return "is a symbolic link; entries must be plain files inside entries/ (copy the file instead)"
+def _not_a_plain_file(path: Path, root: Path, walked: bool = False) -> str | None:
+    """Why ``path`` may not be read: links, devices, pipes and folders that lead outside the KB are never opened.
+
+    ``walked``: found by ``_walk`` below a checked entries/, which never enters a linked folder, so only the
+    file itself can lead elsewhere and one ``lstat`` answers (resolving every path was a large share of a save).
+    """
     try:
         mode = path.lstat().st_mode
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link; entries must be plain files inside entries/ (copy the file instead)"
     if path.name == "entries" and stat.S_ISDIR(mode):
         return None
     if not stat.S_ISREG(mode):
         return "is not a regular file (a device, pipe or socket); entries must be plain files"
-    if not path.resolve().is_relative_to(root / "entries"):
+    if not walked and not path.resolve().is_relative_to(root / "entries"):
         return "lies outside entries/"
     return None
 
@@ -244,7 +248,7 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
     count = 0
     for path in _walk(entries_dir):
         rel = path.relative_to(root).as_posix()
-        outside = _not_a_plain_file(path, root)
+        outside = _not_a_plain_file(path, root, walked=True)
         if outside:
             loaded.problems.append(problem("KB026", rel, 1, "", outside))
             continue

@@ -28,6 +28,8 @@ import tempfile
 from pathlib import Path
 
 import jinja2
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
 
 from errorkb.build.cache import BuildCache, digest_folder
 from errorkb.build.problems import Problem
@@ -35,6 +37,7 @@ from errorkb.build.text import terminal
 
 STATUS_URI = "kb-preview/status.json"
 SEARCH_ENV = "KB_SERVE_SEARCH"  # "1": run the Pagefind indexer after every preview build (slow on a large KB)
+POLL_ENV = "KB_SERVE_POLL"  # "1": notice saves in entries/ by polling, as MkDocs does (for folders the OS does not report on)
 
 # Fetched on every page load of the preview; the problems are set as text, never as markup.
 _OVERLAY = """<script>
@@ -96,9 +99,32 @@ class Preview:
         self._outputs: set[str] = set()
         self._listed: dict[tuple, list[str]] = {}
         self._pages: dict[str, tuple] = {}  # src_uri -> (title, front matter) when last rendered
+        self._held: dict[str, str | bytes] = {}  # uri -> the object last stored (a cached page comes back as itself)
+        self._observers: list = []
 
     def close(self) -> None:
+        for observer in self._observers:
+            observer.stop()
         shutil.rmtree(self._store, ignore_errors=True)
+
+    def watch_natively(self, server) -> None:
+        """Let the operating system report saves in the folders mkdocs.yml's ``watch`` lists (entries/, templates/, hooks/).
+
+        MkDocs polls every watched file every half second: a save waits a quarter of a second on average
+        before the build starts, and at 10,000 entries each poll stats every file, competing with the
+        build for the interpreter. Called from ``on_serve``, before MkDocs schedules the ``watch`` folders
+        on ``server.observer``: those go to the native observer (inotify, FSEvents, ...), while the docs
+        folder and mkdocs.yml, already scheduled, stay polled by MkDocs' observer, started here.
+        """
+        if os.environ.get(POLL_ENV, "") == "1":
+            return
+        native = Observer()
+        if isinstance(native, PollingObserver):
+            return
+        polled = server.observer
+        polled.start()
+        self._observers.append(polled)
+        server.observer = native
 
     # --- a build's outcome
 
@@ -158,13 +184,16 @@ class Preview:
 
     def store(self, uri: str, content: str | bytes) -> str:
         """The path of a stable file holding ``content``; rewritten (newer mtime) only when the content changed."""
+        path = self._store / uri
+        if self._held.get(uri) is content:
+            return str(path)  # the very object stored last time (a cached page): nothing to hash
         data = content.encode("utf-8") if isinstance(content, str) else content
         digest = hashlib.sha256(data).hexdigest()
-        path = self._store / uri
         if self._written.get(uri) != digest:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             self._written[uri] = digest
+        self._held[uri] = content
         return str(path)
 
     def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None, docs_dir: Path) -> bool:
