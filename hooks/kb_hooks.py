@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from markupsafe import Markup  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
-from mkdocs.structure.files import File  # noqa: E402
+from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
 
 from errorkb.build import pipeline, safety, search, serve  # noqa: E402
 
@@ -77,7 +77,9 @@ def on_pre_build(config):
 def _generated(config, uri, content):
     preview = _preview[0] if _preview else None
     if preview and preview.dirty:
-        file = File.generated(config, uri, abs_src_path=preview.store(uri, content))
+        path = preview.store(uri, content)
+        file = preview.file(uri, (path, config.site_dir, config.use_directory_urls), lambda: File.generated(config, uri, abs_src_path=path))
+        file.page, file.inclusion = None, InclusionLevel.UNDEFINED  # what a build sets on it again
     else:
         file = File.generated(config, uri, content=content)
     _build["outputs"].add(file.abs_dest_path)

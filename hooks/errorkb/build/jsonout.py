@@ -72,6 +72,8 @@ def _encode(value: object, level: int) -> str:
     if kind is list or kind is tuple:
         if not value:
             return "[]"
+        if all(type(v) is int for v in value):  # the related index's weights: long lists of whole numbers
+            return "[" + inner + ("," + inner).join(map(int.__repr__, value)) + "\n" + " " * level + "]"
         return "[" + inner + ("," + inner).join([_encode(v, level + 1) for v in value]) + "\n" + " " * level + "]"
     raise _Unusual
 

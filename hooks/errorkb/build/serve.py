@@ -101,6 +101,8 @@ class Preview:
         self._pages: dict[str, tuple] = {}  # src_uri -> (title, front matter) when last rendered
         self._held: dict[str, str | bytes] = {}  # uri -> the object last stored (a cached page comes back as itself)
         self._observers: list = []
+        self._files: dict[str, tuple] = {}  # uri -> (key, the site generator's object for that file)
+        self._files_used: set[str] = set()
 
     def close(self) -> None:
         for observer in self._observers:
@@ -196,6 +198,16 @@ class Preview:
         self._held[uri] = content
         return str(path)
 
+    def file(self, uri: str, key: tuple, make):
+        """The site generator's object for a stored file, made again only when ``key`` (its path and the
+        settings it was made with) changed: MkDocs' File works out paths and URLs once per object, and
+        making one for every page and file of a large KB took longer than the rest of a save."""
+        held = self._files.get(uri)
+        if held is None or held[0] != key:
+            held = self._files[uri] = (key, make())
+        self._files_used.add(uri)
+        return held[1]
+
     def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None, docs_dir: Path) -> bool:
         """Whether what every page shows around its content changed since the last build.
 
@@ -228,6 +240,9 @@ class Preview:
         for path in self._outputs - outputs:
             Path(path).unlink(missing_ok=True)
         self._outputs = outputs
+        for uri in [u for u in self._files if u not in self._files_used]:
+            del self._files[uri]
+        self._files_used = set()
 
 
 def clear(site_dir: Path) -> None:
