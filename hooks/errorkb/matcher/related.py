@@ -128,14 +128,15 @@ def related_index(graph: Graph, memo=None) -> dict:
     for entry_id, terms in docs.items():
         length = sum(terms.values())
         norm = K1 * (1 - B + B * length / avgdl)
-        scores = {term: idf[term] * tf * (K1 + 1) / (tf + norm) for term, tf in terms.items()}
-        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:TERMS_PER_ENTRY]
-        weighted[entry_id] = [(t, max(1, round(w * SCALE))) for t, w in best]
+        # highest weight first, ties by word (words are distinct, so the pairs sort exactly so)
+        best = sorted([(-(idf[term] * tf * (K1 + 1) / (tf + norm)), term) for term, tf in terms.items()])[:TERMS_PER_ENTRY]
+        weighted[entry_id] = [(t, max(1, round(-w * SCALE))) for w, t in best]
     vocabulary = sorted({t for pairs in weighted.values() for t, _ in pairs})
     position = {t: i for i, t in enumerate(vocabulary)}
     entries = []
     for entry_id, pairs in weighted.items():
-        flat = tuple(n for t, w in sorted(pairs, key=lambda p: position[p[0]]) for n in (position[t], w))
+        # by position in the vocabulary, which is the order of the words themselves
+        flat = tuple(n for t, w in sorted(pairs) for n in (position[t], w))
         title = graph.errors[entry_id].title
 
         def record(entry_id=entry_id, title=title, flat=flat):
