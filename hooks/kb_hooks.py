@@ -132,7 +132,10 @@ def on_env(env, config, files):
     # description from an entry is text wherever Material puts it.
     env.autoescape = True
     if _preview:
-        _preview[0].restore(f.page for f in files.documentation_pages())
+        pages = [f.page for f in files.documentation_pages()]
+        _preview[0].restore(pages)
+        if not _preview[0].sitemap_changed(Path(config.site_dir) / "sitemap.xml", [(p.canonical_url, p.abs_url, p.update_date, p.is_link) for p in pages if p is not None]):
+            config.theme.static_templates.discard("sitemap.xml")
     return env
 
 

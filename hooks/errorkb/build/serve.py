@@ -103,6 +103,8 @@ class Preview:
         self._observers: list = []
         self._files: dict[str, tuple] = {}  # uri -> (key, the site generator's object for that file)
         self._files_used: set[str] = set()
+        self._sitemap: str | None = None  # of the sitemap in the served folder (recorded once its build finished)
+        self._sitemap_next: str | None = None
 
     def close(self) -> None:
         for observer in self._observers:
@@ -208,6 +210,12 @@ class Preview:
         self._files_used.add(uri)
         return held[1]
 
+    def sitemap_changed(self, path: Path, rows: list[tuple]) -> bool:
+        """Whether the sitemap (each page's address and date, what the theme writes there) would differ
+        from the one in the served folder; writing it again went through every page of the site."""
+        self._sitemap_next = hashlib.sha256(json.dumps(rows, default=str).encode("utf-8")).hexdigest()
+        return self._sitemap_next != self._sitemap or not path.is_file()
+
     def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None, docs_dir: Path) -> bool:
         """Whether what every page shows around its content changed since the last build.
 
@@ -236,10 +244,12 @@ class Preview:
                 page.meta = dict(meta)
 
     def prune(self, outputs: set[str]) -> None:
-        """Delete the outputs of pages and files the previous build had and this one has not (a removed entry)."""
+        """A build finished: delete the outputs of pages and files the previous build had and this one has not (a
+        removed entry), and remember what the served folder now holds."""
         for path in self._outputs - outputs:
             Path(path).unlink(missing_ok=True)
         self._outputs = outputs
+        self._sitemap = self._sitemap_next
         for uri in [u for u in self._files if u not in self._files_used]:
             del self._files[uri]
         self._files_used = set()
