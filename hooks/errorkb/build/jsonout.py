@@ -20,6 +20,9 @@ import json
 from json.encoder import encode_basestring  # the C function when the _json accelerator is present
 
 
+_INT = {int}
+
+
 class _Unusual(Exception):
     """A value this encoder does not write itself."""
 
@@ -72,7 +75,7 @@ def _encode(value: object, level: int) -> str:
     if kind is list or kind is tuple:
         if not value:
             return "[]"
-        if all(type(v) is int for v in value):  # the related index's weights: long lists of whole numbers
+        if set(map(type, value)) == _INT:  # the related index's weights: long lists of whole numbers
             return "[" + inner + ("," + inner).join(map(int.__repr__, value)) + "\n" + " " * level + "]"
         return "[" + inner + ("," + inner).join([_encode(v, level + 1) for v in value]) + "\n" + " " * level + "]"
     raise _Unusual

@@ -187,16 +187,19 @@ def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
                 loaded.problems.append(problem(p.code, rel, doc.line_of((term_id, *p.field.split("."))) if p.field else doc.line_of((term_id,)), f"{term_id}.{p.field}" if p.field else term_id, p.message))
 
 
-def _walk(folder: Path) -> list[Path]:
-    """Every file below ``folder``, without following links to folders (a link is reported, never entered)."""
+def _walk(folder: Path) -> list[tuple[Path, tuple[str, ...]]]:
+    """Every file below ``folder`` and its path parts below it, without following links to folders (a link
+    is reported, never entered). The parts come from the walk itself: asking pathlib for them cost more than
+    reading the files."""
     found = []
     for here, dirs, files in os.walk(folder, followlinks=False):
         base = Path(here)
+        inner = () if here == str(folder) else tuple(os.path.relpath(here, folder).split(os.sep))
         for name in sorted(dirs):
             if (base / name).is_symlink():
-                found.append(base / name)
+                found.append((base / name, inner + (name,)))
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (base / d).is_symlink())
-        found.extend(base / f for f in sorted(files) if not f.startswith("."))
+        found.extend((base / f, inner + (f,)) for f in sorted(files) if not f.startswith("."))
     return sorted(found)
 
 
@@ -246,13 +249,12 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
             loaded.taxonomies[name] = {}
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
     count = 0
-    for path in _walk(entries_dir):
-        rel = path.relative_to(root).as_posix()
+    for path, parts in _walk(entries_dir):
+        rel = "/".join(("entries",) + parts)
         outside = _not_a_plain_file(path, root, walked=True)
         if outside:
             loaded.problems.append(problem("KB026", rel, 1, "", outside))
             continue
-        parts = path.relative_to(entries_dir).parts
         if len(parts) == 1:
             if path.stem in schema.TAXONOMIES or path.name in {"schema.json", "README.md"}:
                 continue

@@ -100,6 +100,7 @@ class Preview:
         self._listed: dict[tuple, list[str]] = {}
         self._pages: dict[str, tuple] = {}  # src_uri -> (title, front matter) when last rendered
         self._held: dict[str, str | bytes] = {}  # uri -> the object last stored (a cached page comes back as itself)
+        self._paths: dict[str, str] = {}  # uri -> where it is stored
         self._observers: list = []
         self._files: dict[str, tuple] = {}  # uri -> (key, the site generator's object for that file)
         self._files_used: set[str] = set()
@@ -188,9 +189,9 @@ class Preview:
 
     def store(self, uri: str, content: str | bytes) -> str:
         """The path of a stable file holding ``content``; rewritten (newer mtime) only when the content changed."""
-        path = self._store / uri
         if self._held.get(uri) is content:
-            return str(path)  # the very object stored last time (a cached page): nothing to hash
+            return self._paths[uri]  # the very object stored last time (a cached page): nothing to hash
+        path = self._store / uri
         data = content.encode("utf-8") if isinstance(content, str) else content
         digest = hashlib.sha256(data).hexdigest()
         if self._written.get(uri) != digest:
@@ -198,7 +199,8 @@ class Preview:
             path.write_bytes(data)
             self._written[uri] = digest
         self._held[uri] = content
-        return str(path)
+        self._paths[uri] = str(path)
+        return self._paths[uri]
 
     def file(self, uri: str, key: tuple, make):
         """The site generator's object for a stored file, made again only when ``key`` (its path and the

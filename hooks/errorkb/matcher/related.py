@@ -135,8 +135,12 @@ def related_index(graph: Graph, memo=None) -> dict:
     position = {t: i for i, t in enumerate(vocabulary)}
     entries = []
     for entry_id, pairs in weighted.items():
-        # by position in the vocabulary, which is the order of the words themselves
-        flat = tuple(n for t, w in sorted(pairs) for n in (position[t], w))
+        # by position in the vocabulary, which is the order of the words themselves; position and weight alternate
+        pairs = sorted(pairs)
+        flat = [0] * (2 * len(pairs))
+        flat[0::2] = [position[t] for t, _ in pairs]
+        flat[1::2] = [w for _, w in pairs]
+        flat = tuple(flat)
         title = graph.errors[entry_id].title
 
         def record(entry_id=entry_id, title=title, flat=flat):
