@@ -3,9 +3,12 @@
 Input: each build's ``Site`` (or its problems), the generated pages and
 files as text, the served folder. Output: generated pages kept as files in a
 folder of the preview's own (outside site_src/), rewritten only when their
-text changed, so MkDocs' ``--dirty`` rebuild renders only those; a status
-file and a small script that puts the problems over every page of the
-browser; the problems in the terminal, as ``kb check`` prints them.
+text changed, so MkDocs' ``--dirty`` rebuild renders only those (with the
+site generator's object for each file kept too, and the sitemap written only
+when a page's address or date changed); a status file and a small script
+that puts the problems over every page of the browser; the problems in the
+terminal, as ``kb check`` prints them. Saves in entries/, templates/ and
+hooks/ are reported by the operating system rather than found by polling.
 
 Why files: in a dirty build MkDocs skips a page whose output is newer than
 its source file, and an in-memory page (``File.generated(content=...)``)
