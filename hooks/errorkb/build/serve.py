@@ -126,7 +126,10 @@ class Preview:
         """
         if os.environ.get(POLL_ENV, "") == "1":
             return
-        native = Observer()
+        try:
+            native = Observer()
+        except OSError:  # the system's limit of watchers is reached: MkDocs' polling still works
+            return
         if isinstance(native, PollingObserver):
             return
         polled = server.observer
