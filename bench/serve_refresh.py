@@ -206,8 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'KB':>6}  {'files':>7}  {'edit':<8}  {'median s':>8}  {'min s':>6}  {'max s':>6}  {'CPU s':>6}  edits")
     for size, count, kind, times, cpu in rows:
         print(f"{size:>6}  {count:>7,}  {kind:<8}  {statistics.median(times):8.2f}  {min(times):6.2f}  {max(times):6.2f}  {statistics.median(cpu):6.2f}  {len(times)}")
-    print("median/min/max s: from the save to the moment the page that must change is served changed (MkDocs notices a\n"
-          "save by polling every 0.5 s, which is included); CPU s: the server's median CPU time over the same span, what\n"
+    print("median/min/max s: from the save to the moment the page that must change is served changed (the server hears\n"
+          "of a save from the operating system, or by polling every 0.5 s with KB_SERVE_POLL=1; either wait is included);\n"
+          "CPU s: the server's median CPU time over the same span, what\n"
           f"the save costs whatever else the machine runs. {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} at the end.")
     return 0
 

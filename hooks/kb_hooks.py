@@ -18,7 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from markupsafe import Markup  # noqa: E402
 from mkdocs.exceptions import PluginError  # noqa: E402
-from mkdocs.structure.files import File  # noqa: E402
+from mkdocs.plugins import event_priority  # noqa: E402
+from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
 
 from errorkb.build import pipeline, safety, search, serve  # noqa: E402
 
@@ -31,11 +32,20 @@ def on_startup(command, dirty):
         _preview.append(serve.Preview(dirty=dirty))
 
 
+def on_serve(server, config, builder):
+    if _preview:
+        _preview[0].watch_natively(server)
+    return server
+
+
 def on_shutdown():
     while _preview:
         _preview.pop().close()
 
 
+# Before the plugins' own on_config: with Pagefind, Material's search plugin is switched off here, before it
+# loads its translations (a tenth of a small save).
+@event_priority(100)
 def on_config(config):
     root = Path(config.config_file_path).resolve().parent
     try:
@@ -70,7 +80,9 @@ def on_pre_build(config):
 def _generated(config, uri, content):
     preview = _preview[0] if _preview else None
     if preview and preview.dirty:
-        file = File.generated(config, uri, abs_src_path=preview.store(uri, content))
+        path = preview.store(uri, content)
+        file = preview.file(uri, (path, config.site_dir, config.use_directory_urls), lambda: File.generated(config, uri, abs_src_path=path))
+        file.page, file.inclusion = None, InclusionLevel.UNDEFINED  # what a build sets on it again
     else:
         file = File.generated(config, uri, content=content)
     _build["outputs"].add(file.abs_dest_path)
@@ -122,7 +134,10 @@ def on_env(env, config, files):
     # description from an entry is text wherever Material puts it.
     env.autoescape = True
     if _preview:
-        _preview[0].restore(f.page for f in files.documentation_pages())
+        pages = [f.page for f in files.documentation_pages()]
+        _preview[0].restore(pages)
+        if not _preview[0].sitemap_changed(Path(config.site_dir) / "sitemap.xml", [(p.canonical_url, p.abs_url, p.update_date, p.is_link) for p in pages if p is not None]):
+            config.theme.static_templates.discard("sitemap.xml")
     return env
 
 

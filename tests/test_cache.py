@@ -73,10 +73,12 @@ def test_a_typo_in_one_cause_remakes_one_page_and_one_api_file(kb):
 def test_a_new_related_link_shows_on_both_pages(kb):
     root, cache = kb
     path = root / "entries" / "errors" / "nccl-error.yaml"
-    edit(path, lambda d: d.update(related_errors=[*d.get("related_errors", []), "docker-shm-too-small"]))
+    other = root / "entries" / "errors" / "port-already-in-use.yaml"
+    assert "nccl-error" not in other.read_text(encoding="utf-8"), "the other entry must not link back already"
+    edit(path, lambda d: d.update(related_errors=[*d.get("related_errors", []), "port-already-in-use"]))
     cached = pipeline.build(root, SETTINGS, cache)
-    assert {("errors", "nccl-error"), ("errors", "docker-shm-too-small")} <= cache.made_in("pages")
-    target = next(p for p in cached.pages if p.src_uri == "errors/docker-shm-too-small.md")
+    assert {("errors", "nccl-error"), ("errors", "port-already-in-use")} <= cache.made_in("pages")
+    target = next(p for p in cached.pages if p.src_uri == "errors/port-already-in-use.md")
     assert "nccl-error.md" in target.markdown
     assert_same(cached, pipeline.build(root, SETTINGS))
 

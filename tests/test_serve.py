@@ -207,7 +207,8 @@ def _files(site: Path) -> dict[str, bytes]:
 
 
 def test_the_site_a_save_leaves_is_the_site_a_fresh_start_builds(tmp_path):
-    """Every file a dirty rebuild leaves (pages it skipped included: their navigation, the sitemap) equals a first build's."""
+    """Every file dirty rebuilds leave (pages they skipped included: their navigation, the sitemap) equals a first build's,
+    after an edit that changes other pages and a save that adds a page."""
     kb = make_kb(tmp_path / "kb", ROOT / "entries")
     entry = "entries/errors/nccl-error.yaml"
     data = yaml.safe_load((kb / entry).read_text(encoding="utf-8"))
@@ -221,9 +222,15 @@ def test_the_site_a_save_leaves_is_the_site_a_fresh_start_builds(tmp_path):
         result = subprocess.run([sys.executable, "-c", _BUILD, str(kb), str(site), *edits], capture_output=True, text=True, timeout=1800)
         assert result.returncode == 0, result.stderr[-3000:]
 
-    run(tmp_path / "saved", f"{entry}={edited}")  # start, then save the edit
+    added = yaml.safe_load((kb / "entries/errors/port-already-in-use.yaml").read_text(encoding="utf-8"))
+    added.update(title="Port taken again (an added entry)", aliases=[])
+    new_entry = tmp_path / "added.yaml"
+    new_entry.write_text(yaml.safe_dump(added, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+    run(tmp_path / "saved", f"{entry}={edited}", f"entries/errors/port-taken-again.yaml={new_entry}")  # start, then two saves
     run(tmp_path / "fresh-edited")  # the edited KB from scratch
     saved, fresh = _files(tmp_path / "saved"), _files(tmp_path / "fresh-edited")
     assert sorted(saved) == sorted(fresh)
     assert [name for name in sorted(saved) if saved[name] != fresh[name]] == []
     assert b"Retitled" in saved["errors/docker-shm-too-small/index.html"]
+    assert b"/errors/port-taken-again/" in saved["sitemap.xml"], "a new page is in the sitemap the save leaves"

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import re
 import shutil
+import textwrap
 from functools import lru_cache
 from pathlib import Path
 
 import html5lib
 import markdown
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from conftest import FIXTURES, ROOT, run_kb
@@ -222,3 +225,9 @@ def test_cite_outside_the_real_kb(tmp_path):
     assert "**Diagnose**" in result.stdout and "**Fix**" in result.stdout
     assert result.stdout.rstrip().endswith("<https://errorkb.org/guides/vllm-oom-checklist/#cause-1>")
     assert Path(root / "entries").is_dir()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.text(alphabet=st.sampled_from("ab-_.\ue000é/"), min_size=1, max_size=30), max_size=40), st.integers(min_value=20, max_value=90))
+def test_filling_words_wraps_as_the_standard_library_does(words, width):
+    assert markup.fill_words(words, width) == textwrap.wrap(" ".join(words), width=width, break_long_words=False, break_on_hyphens=False)

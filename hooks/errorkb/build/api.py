@@ -12,7 +12,7 @@ site_src/api/openapi.yaml:
 
 from __future__ import annotations
 
-from errorkb.build.jsonout import dumps
+from errorkb.build.jsonout import dumps, fragment
 from errorkb.build.schema import TEXT_KINDS
 from errorkb.build.linker import Graph
 from errorkb.matcher.related import related_index
@@ -80,11 +80,19 @@ def entry_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links
     return GeneratedFile(f"{API}/entries/{entry_id}.json", dump(entry_record(graph, settings, kind, entry_id, links_to, snips)))
 
 
-def export_api(graph: Graph, settings: Settings, make_entry_file) -> list[GeneratedFile]:
+def export_api(graph: Graph, settings: Settings, make_entry_file, memo=None) -> list[GeneratedFile]:
     """``make_entry_file(graph, settings, kind, entry_id, links_to)`` writes one entry's file (the pipeline binds the
-    entry's snippets to ``entry_file``, and under ``mkdocs serve`` passes a cached one)."""
+    entry's snippets to ``entry_file``, and under ``mkdocs serve`` passes a cached one).
+
+    ``memo(table, name, key, make)``, under ``mkdocs serve``: the records of entries.json, matcher.json and
+    related.json are kept as written text (``jsonout.Fragment``), each by what it is made from.
+    """
     kinds = TEXT_KINDS
-    records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
+    if memo is None:
+        records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
+    else:
+        records = [memo("index-records", (kind, i), (settings, graph.loaded.digests[(kind, i)]), lambda kind=kind, i=i: fragment(index_record(graph, settings, kind, i), 2))
+                   for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
     links_to = graph.linked_from  # built once, by the linker
     for kind in kinds:
@@ -93,6 +101,6 @@ def export_api(graph: Graph, settings: Settings, make_entry_file) -> list[Genera
     for kind in ("models", "gpus"):
         items = [{"id": i, "url": url_of(settings, kind, i)} | e.model_dump(mode="json") for i, e in sorted(graph.loaded.entries.get(kind, {}).items())]
         files.append(GeneratedFile(f"{API}/{kind}.json", dump({"version": VERSION, "count": len(items), kind: items})))
-    files.append(GeneratedFile(f"{API}/matcher.json", dump(matcher_index(graph))))
-    files.append(GeneratedFile(f"{API}/related.json", dump(related_index(graph))))
+    files.append(GeneratedFile(f"{API}/matcher.json", dump(matcher_index(graph, memo))))
+    files.append(GeneratedFile(f"{API}/related.json", dump(related_index(graph, memo))))
     return files

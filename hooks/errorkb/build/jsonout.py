@@ -8,6 +8,10 @@ the pipeline's largest costs. Here strings go through the C string encoder
 and each level is one ``join``. Anything outside plain data (a key that is
 not a string, a float that is not finite, another type) is handed to
 ``json.dumps`` itself, so the output never differs.
+
+A ``Fragment`` is one value already written at a given depth (under ``mkdocs
+serve`` the pipeline keeps each entry's record in a large file as a fragment,
+so a save writes again only the records that changed).
 """
 
 from __future__ import annotations
@@ -16,11 +20,35 @@ import json
 from json.encoder import encode_basestring  # the C function when the _json accelerator is present
 
 
+_INT = {int}
+
+
 class _Unusual(Exception):
     """A value this encoder does not write itself."""
 
 
+class Fragment(str):
+    """``value`` as this module writes it at depth ``level``; placed at that depth, it is copied as it is."""
+
+    def __new__(cls, text: str, value: object, level: int) -> "Fragment":
+        made = super().__new__(cls, text)
+        made.value, made.level = value, level
+        return made
+
+
+def fragment(value: object, level: int) -> object:
+    """``value`` written once for depth ``level``, or ``value`` itself when only ``json.dumps`` can write it."""
+    try:
+        return Fragment(_encode(value, level), value, level)
+    except (_Unusual, RecursionError):
+        return value
+
+
 def _encode(value: object, level: int) -> str:
+    if type(value) is Fragment:
+        if value.level != level:
+            raise _Unusual
+        return value
     if isinstance(value, str):
         return encode_basestring(value)
     if value is None:
@@ -47,6 +75,8 @@ def _encode(value: object, level: int) -> str:
     if kind is list or kind is tuple:
         if not value:
             return "[]"
+        if set(map(type, value)) == _INT:  # the related index's weights: long lists of whole numbers
+            return "[" + inner + ("," + inner).join(map(int.__repr__, value)) + "\n" + " " * level + "]"
         return "[" + inner + ("," + inner).join([_encode(v, level + 1) for v in value]) + "\n" + " " * level + "]"
     raise _Unusual
 
@@ -56,4 +86,15 @@ def dumps(data: object) -> str:
     try:
         return _encode(data, 0)
     except (_Unusual, RecursionError):
-        return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=1)
+        return json.dumps(_unwrap(data), ensure_ascii=False, sort_keys=True, indent=1)
+
+
+def _unwrap(value: object) -> object:
+    """``value`` with each fragment replaced by the value it was written from (``json.dumps`` would quote it)."""
+    if type(value) is Fragment:
+        return value.value
+    if type(value) is dict:
+        return {k: _unwrap(v) for k, v in value.items()}
+    if type(value) in (list, tuple):
+        return [_unwrap(v) for v in value]
+    return value

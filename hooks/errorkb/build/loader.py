@@ -187,32 +187,39 @@ def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
                 loaded.problems.append(problem(p.code, rel, doc.line_of((term_id, *p.field.split("."))) if p.field else doc.line_of((term_id,)), f"{term_id}.{p.field}" if p.field else term_id, p.message))
 
 
-def _walk(folder: Path) -> list[Path]:
-    """Every file below ``folder``, without following links to folders (a link is reported, never entered)."""
+def _walk(folder: Path) -> list[tuple[Path, tuple[str, ...]]]:
+    """Every file below ``folder`` and its path parts below it, without following links to folders (a link
+    is reported, never entered). The parts come from the walk itself: asking pathlib for them cost more than
+    reading the files."""
     found = []
     for here, dirs, files in os.walk(folder, followlinks=False):
         base = Path(here)
+        inner = () if here == str(folder) else tuple(os.path.relpath(here, folder).split(os.sep))
         for name in sorted(dirs):
             if (base / name).is_symlink():
-                found.append(base / name)
+                found.append((base / name, inner + (name,)))
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (base / d).is_symlink())
-        found.extend(base / f for f in sorted(files) if not f.startswith("."))
+        found.extend((base / f, inner + (f,)) for f in sorted(files) if not f.startswith("."))
     return sorted(found)
 
 
-def _not_a_plain_file(path: Path, root: Path) -> str | None:
-    """Why ``path`` may not be read: links, devices, pipes and folders that lead outside the KB are never opened."""
-    if path.is_symlink():
-        return "is a symbolic link; entries must be plain files inside entries/ (copy the file instead)"
+def _not_a_plain_file(path: Path, root: Path, walked: bool = False) -> str | None:
+    """Why ``path`` may not be read: links, devices, pipes and folders that lead outside the KB are never opened.
+
+    ``walked``: found by ``_walk`` below a checked entries/, which never enters a linked folder, so only the
+    file itself can lead elsewhere and one ``lstat`` answers (resolving every path was a large share of a save).
+    """
     try:
         mode = path.lstat().st_mode
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
+    if stat.S_ISLNK(mode):
+        return "is a symbolic link; entries must be plain files inside entries/ (copy the file instead)"
     if path.name == "entries" and stat.S_ISDIR(mode):
         return None
     if not stat.S_ISREG(mode):
         return "is not a regular file (a device, pipe or socket); entries must be plain files"
-    if not path.resolve().is_relative_to(root / "entries"):
+    if not walked and not path.resolve().is_relative_to(root / "entries"):
         return "lies outside entries/"
     return None
 
@@ -242,13 +249,12 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
             loaded.taxonomies[name] = {}
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
     count = 0
-    for path in _walk(entries_dir):
-        rel = path.relative_to(root).as_posix()
-        outside = _not_a_plain_file(path, root)
+    for path, parts in _walk(entries_dir):
+        rel = "/".join(("entries",) + parts)
+        outside = _not_a_plain_file(path, root, walked=True)
         if outside:
             loaded.problems.append(problem("KB026", rel, 1, "", outside))
             continue
-        parts = path.relative_to(entries_dir).parts
         if len(parts) == 1:
             if path.stem in schema.TAXONOMIES or path.name in {"schema.json", "README.md"}:
                 continue

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 import re
-import textwrap
 from dataclasses import dataclass, field
 from functools import lru_cache
 from html.parser import HTMLParser
@@ -167,9 +166,30 @@ def _inline_text(node: Node) -> str:
 def _wrap(text: str, width: int) -> list[str]:
     lines = []
     for part in text.split(_BREAK):
-        words = " ".join(part.split())
-        lines += textwrap.wrap(words, width=max(width, 20), break_long_words=False, break_on_hyphens=False) or []
+        lines += fill_words(part.split(), max(width, 20))
     return [line.replace(_GLUE, " ") for line in lines]
+
+
+def fill_words(words: list[str], width: int) -> list[str]:
+    """``textwrap.wrap(" ".join(words), width, break_long_words=False, break_on_hyphens=False)``, line for line.
+
+    The words hold no whitespace, so filling lines greedily, a word longer than ``width`` alone on its line,
+    is all the standard wrapper does with them; it was the largest single cost of writing the snippets.
+    """
+    lines: list[str] = []
+    line: list[str] = []
+    length = 0
+    for word in words:
+        if line and length + 1 + len(word) <= width:
+            line.append(word)
+            length += 1 + len(word)
+            continue
+        if line:
+            lines.append(" ".join(line))
+        line, length = [word], len(word)
+    if line:
+        lines.append(" ".join(line))
+    return lines
 
 
 def _text_blocks(node: Node, width: int) -> list[str]:

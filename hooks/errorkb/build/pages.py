@@ -83,9 +83,17 @@ def plain(markdown_text: str) -> str:
 
 
 def summary_of(entry) -> str:
-    if getattr(entry, "summary", None):
-        return re.sub(r"\s+", " ", entry.summary).strip()
-    text = plain(entry.cause)
+    summary = getattr(entry, "summary", None)
+    return _summary(summary, "" if summary else entry.cause)
+
+
+@lru_cache(maxsize=65536)
+def _summary(summary: str | None, cause: str) -> str:
+    # Every listing and every related entry shows a summary: about five per entry and build. Strings keep
+    # their hash, so a hit costs a dictionary lookup, and a changed cause is a new key.
+    if summary:
+        return re.sub(r"\s+", " ", summary).strip()
+    text = plain(cause)
     match = re.match(r"(.{20,240}?[.!?])(\s|$)", text)
     return match.group(1) if match else text[:200].rstrip() + ("…" if len(text) > 200 else "")
 
@@ -190,7 +198,22 @@ def entry_page(graph: Graph, settings: Settings, kind: str, entry_id: str, snips
     return GeneratedPage(src_uri, render(template, **context))
 
 
-def index_pages(graph: Graph, settings: Settings) -> list[GeneratedPage]:
+def listing_key(graph: Graph, refs) -> tuple:
+    """What a listing shows of each entry it lists: its address, title and summary, in order."""
+    return tuple((r[0], r[1], graph.entry(r).title, summary_of(graph.entry(r))) for r in refs)
+
+
+def plain_listing(uri: str, refs: list, make) -> GeneratedPage:
+    return make()
+
+
+def index_pages(graph: Graph, settings: Settings, listing=plain_listing) -> list[GeneratedPage]:
+    """The errors and guides indexes, one page per category and per tool.
+
+    ``listing(uri, refs, make)`` makes the page of a category or tool listing ``refs``; under ``mkdocs serve``
+    the pipeline keeps each page while ``listing_key`` of its entries (and the taxonomies, the templates and
+    the settings) stay the same.
+    """
     pages = []
     recent = sorted(
         [("errors", i) for i in graph.errors] + [("guides", i) for i in graph.guides],
@@ -203,11 +226,13 @@ def index_pages(graph: Graph, settings: Settings) -> list[GeneratedPage]:
     guides_uri = "guides/index.md"
     pages.append(GeneratedPage(guides_uri, render("guides-index.md.j2", **_common(graph, settings, guides_uri), ids=sorted(graph.guides, key=lambda i: graph.guides[i].title.lower()))))
     for category, term in graph.loaded.taxonomies["categories"].items():
-        uri = f"categories/{category}.md"
-        pages.append(GeneratedPage(uri, render("category.md.j2", **_common(graph, settings, uri), slug=category, term=term, ids=graph.by_category.get(category, []))))
+        uri, ids = f"categories/{category}.md", graph.by_category.get(category, [])
+        pages.append(listing(uri, [("errors", i) for i in ids], lambda uri=uri, category=category, term=term, ids=ids: GeneratedPage(
+            uri, render("category.md.j2", **_common(graph, settings, uri), slug=category, term=term, ids=ids))))
     for tool, term in graph.loaded.taxonomies["tools"].items():
-        uri = f"tools/{tool}.md"
-        pages.append(GeneratedPage(uri, render("tool.md.j2", **_common(graph, settings, uri), slug=tool, term=term, refs=graph.by_tool.get(tool, []), entry=graph.entry)))
+        uri, refs = f"tools/{tool}.md", graph.by_tool.get(tool, [])
+        pages.append(listing(uri, refs, lambda uri=uri, tool=tool, term=term, refs=refs: GeneratedPage(
+            uri, render("tool.md.j2", **_common(graph, settings, uri), slug=tool, term=term, refs=refs, entry=graph.entry))))
     return pages
 
 
@@ -250,14 +275,14 @@ def short_links(graph: Graph, settings: Settings) -> list[GeneratedFile]:
     return files
 
 
-def build_pages(graph: Graph, settings: Settings, render_entry) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
+def build_pages(graph: Graph, settings: Settings, render_entry, listing=plain_listing) -> tuple[list[GeneratedPage], list[GeneratedFile]]:
     """``render_entry(graph, settings, kind, entry_id)`` makes one entry's page (the pipeline binds the entry's
-    snippets to ``entry_page``, and under ``mkdocs serve`` passes a cached one)."""
+    snippets to ``entry_page``, and under ``mkdocs serve`` passes a cached one); ``listing``: see ``index_pages``."""
     pages: list[GeneratedPage] = []
     for kind in TEXT_KINDS:
         for entry_id in sorted(graph.loaded.entries[kind]):
             pages.append(render_entry(graph, settings, kind, entry_id))
-    pages.extend(index_pages(graph, settings))
+    pages.extend(index_pages(graph, settings, listing))
     pages.append(review_page(graph, settings))
     files = [redirect_file(settings, f"{KIND_DIRS[kind]}/{old}", page_url(kind, new)) for (kind, old), new in sorted(graph.redirects.items())]
     files.extend(short_links(graph, settings))

@@ -22,7 +22,7 @@ from errorkb.calculator.hardware import CALCULATOR, calculator_data, hardware_pa
 from errorkb.calculator.methodology import fill as fill_methodology
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
-from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages, entry_page, snippets_of
+from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages, entry_page, listing_key, plain_listing, snippets_of
 from errorkb.build.problems import Problem
 from errorkb.build.render import TEMPLATES_DIR
 from errorkb.build.schema import TAXONOMIES
@@ -154,31 +154,36 @@ def _snippets(graph: Graph, settings: Settings, cache: BuildCache | None):
     return of
 
 
-def _cached_renderers(cache: BuildCache, graph: Graph, root: Path, templates: str, page_of, file_of):
-    """Entry pages and entry API files through ``cache``: each keyed by everything it reads.
+def _cached_renderers(cache: BuildCache, graph: Graph, root: Path, settings: Settings, templates: str, page_of, file_of):
+    """Entry pages, listings and entry API files through ``cache``: each keyed by everything it reads.
 
     An entry page shows its own entry and the titles and summaries of the entries
-    it is related to (both directions), so its key holds its own digest, the ids
-    and digests of those entries, the taxonomies, the templates and the settings.
-    Its API file holds its own fields and the ids it links to and is linked from.
+    it is related to (both directions), so its key holds its own digest, those
+    entries' ids, titles and summaries in order, the taxonomies, the templates and
+    the settings; a category or tool page, the same of every entry it lists. An
+    entry's API file holds its own fields and the ids it links to and is linked from.
     """
     loaded = graph.loaded
     taxonomies = _taxonomy_key(root)
 
-    def related(ref):
-        return tuple((k, i, loaded.digests[(k, i)]) for k, ids in (("errors", graph.related_errors.get(ref, [])), ("guides", graph.related_guides.get(ref, []))) for i in ids)
+    def related_ids(ref):
+        return tuple(graph.related_errors.get(ref, ())), tuple(graph.related_guides.get(ref, ()))
 
     def render_entry(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
         ref = (kind, entry_id)
-        key = (templates, taxonomies, settings, loaded.files[ref], loaded.digests[ref], related(ref))
+        shown = listing_key(graph, [("errors", i) for i in graph.related_errors.get(ref, ())] + [("guides", i) for i in graph.related_guides.get(ref, ())])
+        key = (templates, taxonomies, settings, loaded.files[ref], loaded.digests[ref], shown)
         return cache.get("pages", ref, key, lambda: page_of(graph, settings, kind, entry_id))
+
+    def listing(uri: str, refs: list, make) -> GeneratedPage:
+        return cache.get("listings", uri, (templates, taxonomies, settings, listing_key(graph, refs)), make)
 
     def api_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict) -> GeneratedFile:
         ref = (kind, entry_id)
-        key = (settings, loaded.files[ref], loaded.digests[ref], related(ref), tuple(sorted(links_to.get(entry_id, ()))))
+        key = (settings, loaded.files[ref], loaded.digests[ref], related_ids(ref), tuple(sorted(links_to.get(entry_id, ()))))
         return cache.get("api", ref, key, lambda: file_of(graph, settings, kind, entry_id, links_to))
 
-    return render_entry, api_file
+    return render_entry, listing, api_file
 
 
 def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Site:
@@ -203,11 +208,11 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
     def api_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict) -> GeneratedFile:
         return entry_file(graph, settings, kind, entry_id, links_to, snips_of(kind, entry_id))
 
-    templates = ""
+    templates, listing = "", plain_listing
     if cache is not None:
         templates = digest_folder(TEMPLATES_DIR)
-        render_entry, api_file = _cached_renderers(cache, graph, root, templates, render_entry, api_file)
-    site.pages, redirects = build_pages(graph, settings, render_entry)
+        render_entry, listing, api_file = _cached_renderers(cache, graph, root, settings, templates, render_entry, api_file)
+    site.pages, redirects = build_pages(graph, settings, render_entry, listing)
     site.pages.append(contribute_page(root))
     site.pages.append(site_home(graph, settings))
     site.pages.append(about_page(graph, settings, coverage(read_census(root), graph)))
@@ -219,7 +224,7 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
 
     hardware_out, calculator = hardware() if cache is None else cache.get("hardware", "all", _hardware_key(loaded, templates), hardware)
     site.pages += hardware_out
-    site.files = redirects + export_api(graph, settings, api_file) + export_feeds(graph, settings)
+    site.files = redirects + export_api(graph, settings, api_file, None if cache is None else cache.get) + export_feeds(graph, settings)
     site.files.append(calculator)
     site.files += vendored_files()
     if cache is not None:
@@ -227,5 +232,10 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
         cache.keep("pages", refs)
         cache.keep("api", refs)
         cache.keep("snippets", refs)
+        cache.keep("listings", {p.src_uri for p in site.pages})
+        cache.keep("index-records", refs)
+        errors = set(graph.errors)
+        for table in ("matcher-records", "related-words", "related-records"):
+            cache.keep(table, errors)
         cache.keep("files", set(loaded.files.values()))
     return site

@@ -3,9 +3,12 @@
 Input: each build's ``Site`` (or its problems), the generated pages and
 files as text, the served folder. Output: generated pages kept as files in a
 folder of the preview's own (outside site_src/), rewritten only when their
-text changed, so MkDocs' ``--dirty`` rebuild renders only those; a status
-file and a small script that puts the problems over every page of the
-browser; the problems in the terminal, as ``kb check`` prints them.
+text changed, so MkDocs' ``--dirty`` rebuild renders only those (with the
+site generator's object for each file kept too, and the sitemap written only
+when a page's address or date changed); a status file and a small script
+that puts the problems over every page of the browser; the problems in the
+terminal, as ``kb check`` prints them. Saves in entries/, templates/ and
+hooks/ are reported by the operating system rather than found by polling.
 
 Why files: in a dirty build MkDocs skips a page whose output is newer than
 its source file, and an in-memory page (``File.generated(content=...)``)
@@ -28,6 +31,8 @@ import tempfile
 from pathlib import Path
 
 import jinja2
+from watchdog.observers import Observer
+from watchdog.observers.polling import PollingObserver
 
 from errorkb.build.cache import BuildCache, digest_folder
 from errorkb.build.problems import Problem
@@ -35,6 +40,7 @@ from errorkb.build.text import terminal
 
 STATUS_URI = "kb-preview/status.json"
 SEARCH_ENV = "KB_SERVE_SEARCH"  # "1": run the Pagefind indexer after every preview build (slow on a large KB)
+POLL_ENV = "KB_SERVE_POLL"  # "1": notice saves in entries/ by polling, as MkDocs does (for folders the OS does not report on)
 
 # Fetched on every page load of the preview; the problems are set as text, never as markup.
 _OVERLAY = """<script>
@@ -96,9 +102,40 @@ class Preview:
         self._outputs: set[str] = set()
         self._listed: dict[tuple, list[str]] = {}
         self._pages: dict[str, tuple] = {}  # src_uri -> (title, front matter) when last rendered
+        self._held: dict[str, str | bytes] = {}  # uri -> the object last stored (a cached page comes back as itself)
+        self._paths: dict[str, str] = {}  # uri -> where it is stored
+        self._observers: list = []
+        self._files: dict[str, tuple] = {}  # uri -> (key, the site generator's object for that file)
+        self._files_used: set[str] = set()
+        self._sitemap: str | None = None  # of the sitemap in the served folder (recorded once its build finished)
+        self._sitemap_next: str | None = None
 
     def close(self) -> None:
+        for observer in self._observers:
+            observer.stop()
         shutil.rmtree(self._store, ignore_errors=True)
+
+    def watch_natively(self, server) -> None:
+        """Let the operating system report saves in the folders mkdocs.yml's ``watch`` lists (entries/, templates/, hooks/).
+
+        MkDocs polls every watched file every half second: a save waits a quarter of a second on average
+        before the build starts, and at 10,000 entries each poll stats every file, competing with the
+        build for the interpreter. Called from ``on_serve``, before MkDocs schedules the ``watch`` folders
+        on ``server.observer``: those go to the native observer (inotify, FSEvents, ...), while the docs
+        folder and mkdocs.yml, already scheduled, stay polled by MkDocs' observer, started here.
+        """
+        if os.environ.get(POLL_ENV, "") == "1":
+            return
+        try:
+            native = Observer()
+        except OSError:  # the system's limit of watchers is reached: MkDocs' polling still works
+            return
+        if isinstance(native, PollingObserver):
+            return
+        polled = server.observer
+        polled.start()
+        self._observers.append(polled)
+        server.observer = native
 
     # --- a build's outcome
 
@@ -158,14 +195,34 @@ class Preview:
 
     def store(self, uri: str, content: str | bytes) -> str:
         """The path of a stable file holding ``content``; rewritten (newer mtime) only when the content changed."""
+        if self._held.get(uri) is content:
+            return self._paths[uri]  # the very object stored last time (a cached page): nothing to hash
+        path = self._store / uri
         data = content.encode("utf-8") if isinstance(content, str) else content
         digest = hashlib.sha256(data).hexdigest()
-        path = self._store / uri
         if self._written.get(uri) != digest:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
             self._written[uri] = digest
-        return str(path)
+        self._held[uri] = content
+        self._paths[uri] = str(path)
+        return self._paths[uri]
+
+    def file(self, uri: str, key: tuple, make):
+        """The site generator's object for a stored file, made again only when ``key`` (its path and the
+        settings it was made with) changed: MkDocs' File works out paths and URLs once per object, and
+        making one for every page and file of a large KB took longer than the rest of a save."""
+        held = self._files.get(uri)
+        if held is None or held[0] != key:
+            held = self._files[uri] = (key, make())
+        self._files_used.add(uri)
+        return held[1]
+
+    def sitemap_changed(self, path: Path, rows: list[tuple]) -> bool:
+        """Whether the sitemap (each page's address and date, what the theme writes there) would differ
+        from the one in the served folder; writing it again went through every page of the site."""
+        self._sitemap_next = hashlib.sha256(json.dumps(rows, default=str).encode("utf-8")).hexdigest()
+        return self._sitemap_next != self._sitemap or not path.is_file()
 
     def frame_changed(self, nav: list, config_file: Path, theme_dir: str | None, docs_dir: Path) -> bool:
         """Whether what every page shows around its content changed since the last build.
@@ -195,10 +252,15 @@ class Preview:
                 page.meta = dict(meta)
 
     def prune(self, outputs: set[str]) -> None:
-        """Delete the outputs of pages and files the previous build had and this one has not (a removed entry)."""
+        """A build finished: delete the outputs of pages and files the previous build had and this one has not (a
+        removed entry), and remember what the served folder now holds."""
         for path in self._outputs - outputs:
             Path(path).unlink(missing_ok=True)
         self._outputs = outputs
+        self._sitemap = self._sitemap_next
+        for uri in [u for u in self._files if u not in self._files_used]:
+            del self._files[uri]
+        self._files_used = set()
 
 
 def clear(site_dir: Path) -> None:

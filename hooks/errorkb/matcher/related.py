@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import re2
 
+from errorkb.build.jsonout import fragment
 from errorkb.build.linker import Graph
 from errorkb.build.pages import page_url, plain, summary_of
 from errorkb.matcher import language
@@ -103,26 +104,50 @@ def _document(entry) -> list[str]:
     return tokens(entry.title) * 2 + tokens(entry.error) * 2 + tokens(summary_of(entry)) + tokens(plain(entry.cause)) + tokens(factors)
 
 
-def related_index(graph: Graph) -> dict:
-    docs = {entry_id: Counter(_document(graph.errors[entry_id])) for entry_id in sorted(graph.errors)}
+def _direct(table, name, key, make):
+    return make()
+
+
+def related_index(graph: Graph, memo=None) -> dict:
+    """The index of every error entry's most telling words.
+
+    ``memo(table, name, key, make)``, under ``mkdocs serve``: keeps each entry's words by the digest of its
+    file, and each entry's record in the index as a ``jsonout.Fragment`` (written once while its title and
+    weights stay the same); the index is then only for writing related.json. The weights depend on every
+    entry (document frequencies, the average length), so they are computed afresh each time.
+    """
+    keep = memo or _direct
+    digests = graph.loaded.digests
+    docs = {entry_id: keep("related-words", entry_id, digests.get(("errors", entry_id)), lambda entry_id=entry_id: Counter(_document(graph.errors[entry_id])))
+            for entry_id in sorted(graph.errors)}
     count = len(docs) or 1
     avgdl = sum(sum(c.values()) for c in docs.values()) / count
     df = Counter(term for c in docs.values() for term in c)
+    idf = {term: math.log(1 + (count - n + 0.5) / (n + 0.5)) for term, n in df.items()}
     weighted = {}
     for entry_id, terms in docs.items():
         length = sum(terms.values())
-        scores = {}
-        for term, tf in terms.items():
-            idf = math.log(1 + (count - df[term] + 0.5) / (df[term] + 0.5))
-            scores[term] = idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / avgdl))
-        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:TERMS_PER_ENTRY]
-        weighted[entry_id] = [(t, max(1, round(w * SCALE))) for t, w in best]
+        norm = K1 * (1 - B + B * length / avgdl)
+        # highest weight first, ties by word (words are distinct, so the pairs sort exactly so)
+        best = sorted([(-(idf[term] * tf * (K1 + 1) / (tf + norm)), term) for term, tf in terms.items()])[:TERMS_PER_ENTRY]
+        weighted[entry_id] = [(t, max(1, round(-w * SCALE))) for w, t in best]
     vocabulary = sorted({t for pairs in weighted.values() for t, _ in pairs})
     position = {t: i for i, t in enumerate(vocabulary)}
     entries = []
     for entry_id, pairs in weighted.items():
-        flat = [n for t, w in sorted(pairs, key=lambda p: position[p[0]]) for n in (position[t], w)]
-        entries.append({"id": entry_id, "title": graph.errors[entry_id].title, "url": page_url("errors", entry_id), "w": flat})
+        # by position in the vocabulary, which is the order of the words themselves; position and weight alternate
+        pairs = sorted(pairs)
+        flat = [0] * (2 * len(pairs))
+        flat[0::2] = [position[t] for t, _ in pairs]
+        flat[1::2] = [w for _, w in pairs]
+        flat = tuple(flat)
+        title = graph.errors[entry_id].title
+
+        def record(entry_id=entry_id, title=title, flat=flat):
+            made = {"id": entry_id, "title": title, "url": page_url("errors", entry_id), "w": list(flat)}
+            return made if memo is None else fragment(made, 2)
+
+        entries.append(keep("related-records", entry_id, (title, flat), record))
     return {
         "version": INDEX_VERSION, "top": TOP, "min_terms": MIN_TERMS, "min_score": MIN_SCORE, "max_lines": MAX_LINES, "max_line": MAX_LINE,
         "error_line": ERROR_LINE, "exception_line": EXCEPTION_LINE, "stop": sorted(STOP), "terms": vocabulary, "entries": entries,

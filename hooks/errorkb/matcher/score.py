@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from errorkb.build.jsonout import fragment
 from errorkb.build.linker import Graph
 from errorkb.matcher.normalise import Normalised, normalise
 from errorkb.build.pages import page_url
@@ -87,25 +88,36 @@ class Compiled:
     context: tuple[Pattern, ...]
 
 
-def matcher_index(graph: Graph) -> dict:
-    """The compact index the browser downloads: what the matcher needs of every error entry, nothing more."""
+def matcher_index(graph: Graph, memo=None) -> dict:
+    """The compact index the browser downloads: what the matcher needs of every error entry, nothing more.
+
+    ``memo(table, name, key, make)``, under ``mkdocs serve``: each entry's record is a ``jsonout.Fragment``
+    kept by the digest of its file (a record reads nothing but its entry); the index is then only for writing.
+    """
     entries = []
     for entry_id in sorted(graph.errors):
-        entry = graph.errors[entry_id]
-        record = {"id": entry_id, "title": entry.title, "url": page_url("errors", entry_id), "s": list(entry.signatures),
-                  "sf": [language.factors(p) for p in entry.signatures]}
-        if entry.context:
-            record["c"] = list(entry.context)
-            record["cf"] = [language.factors(p) for p in entry.context]
-        if entry.wrapper:
-            record["w"] = 1
-        if entry.applies_to:
-            record["a"] = dict(sorted(entry.applies_to.items()))
-        versioned = [[n, step.title, dict(sorted(step.applies_to.items()))] for n, step in enumerate(entry.solution, 1) if step.applies_to]
-        if versioned:
-            record["st"] = versioned  # the steps written for some versions only: number, title, ranges
-        entries.append(record)
+        if memo is None:
+            entries.append(_record(graph, entry_id))
+        else:
+            entries.append(memo("matcher-records", entry_id, graph.loaded.digests.get(("errors", entry_id)), lambda entry_id=entry_id: fragment(_record(graph, entry_id), 2)))
     return {"version": INDEX_VERSION, "confident": CONFIDENT, "weights": WEIGHTS, "entries": entries, "facts": facts_index()}
+
+
+def _record(graph: Graph, entry_id: str) -> dict:
+    entry = graph.errors[entry_id]
+    record = {"id": entry_id, "title": entry.title, "url": page_url("errors", entry_id), "s": list(entry.signatures),
+              "sf": [language.factors(p) for p in entry.signatures]}
+    if entry.context:
+        record["c"] = list(entry.context)
+        record["cf"] = [language.factors(p) for p in entry.context]
+    if entry.wrapper:
+        record["w"] = 1
+    if entry.applies_to:
+        record["a"] = dict(sorted(entry.applies_to.items()))
+    versioned = [[n, step.title, dict(sorted(step.applies_to.items()))] for n, step in enumerate(entry.solution, 1) if step.applies_to]
+    if versioned:
+        record["st"] = versioned  # the steps written for some versions only: number, title, ranges
+    return record
 
 
 def _patterns(patterns: list[str], factors: list[list[str]] | None) -> tuple[Pattern, ...]:
