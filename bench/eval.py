@@ -29,6 +29,7 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "bench"), str(ROOT / "hooks")]
 import yaml  # noqa: E402
 
 from conftest import CHROMIUM, CHROMIUM_ARGS, make_kb, mkdocs_build, serve  # noqa: E402
+from test_search import RUN_CASES  # noqa: E402
 from errorkb.build.linker import link  # noqa: E402
 from errorkb.build.loader import load  # noqa: E402
 from errorkb.matcher.analyse import Bundle, analyse  # noqa: E402
@@ -146,21 +147,8 @@ def material_top(browser, url: str, query: str) -> list[str]:
 
 
 def pagefind_top(page, cases: list[dict]) -> list[list[str]]:
-    return page.evaluate(
-        """async (cases) => {
-          const pagefind = await import("/pagefind/pagefind.js");
-          const { titleFirst } = await import("/javascripts/search.mjs");
-          await pagefind.init();
-          const out = [];
-          for (const c of cases) {
-            const s = await pagefind.search(c.query, { filters: c.filters || {} });
-            const read = await Promise.all(s.results.slice(0, 20).map((r) => r.data()));
-            out.push(titleFirst(c.query, read).slice(0, 5).map((d) => d.url));
-          }
-          return out;
-        }""",
-        cases,
-    )
+    """The first five results of each case, in the order the header box shows them (tests/test_search.py's script)."""
+    return page.evaluate(RUN_CASES, cases)
 
 
 def first_search(page, url: str, site: Path, query: str) -> dict:
