@@ -180,7 +180,7 @@ def measure(kb: Path, kinds: list[str], edits_per_kind: int) -> dict[str, tuple[
         if undo:
             undo()
         if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)
+            os.killpg(server.pid, signal.SIGINT)  # Ctrl-C: MkDocs runs the shutdown hook, which removes the preview's folder
         try:
             server.wait(timeout=30)
         except subprocess.TimeoutExpired:

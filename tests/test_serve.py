@@ -59,7 +59,9 @@ class Server:
         self.kb = kb
         self.url = f"http://127.0.0.1:{_port()}/"
         self.log = tempfile.TemporaryFile()
-        env = os.environ | {"NO_MKDOCS_2_WARNING": "1"}
+        self.tmp = kb.parent / "server-tmp"  # the server's own temporary folder: what it leaves there after a stop is a leak
+        self.tmp.mkdir(exist_ok=True)
+        env = os.environ | {"NO_MKDOCS_2_WARNING": "1", "TMPDIR": str(self.tmp)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", *COMMAND, "--dev-addr", self.url[7:-1]],
             cwd=kb, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
@@ -81,8 +83,9 @@ class Server:
         pytest.fail(f"{path} never showed the change; server said:\n{self.output()[-3000:]}")
 
     def stop(self) -> None:
+        """Stop it as a person does, with Ctrl-C (SIGINT); kill it only if it does not stop."""
         if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.killpg(self.process.pid, signal.SIGINT)
         try:
             self.process.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -99,6 +102,7 @@ def server(tmp_path_factory):
         yield s
     finally:
         s.stop()
+    assert not list(s.tmp.glob("kb-preview-*")), "the preview's folder of generated pages outlived the server"
 
 
 def _edit(path: Path, **fields) -> None:
