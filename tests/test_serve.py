@@ -111,6 +111,23 @@ def _edit(path: Path, **fields) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
 
 
+def test_a_save_builds_once(server):
+    """A save starts one build, not a loop: a build reads templates and hooks, and reading is no change."""
+    builds = lambda: server.output().count("Building documentation")  # noqa: E731
+    before = builds()
+    entry = server.kb / "entries" / "errors" / "nccl-error.yaml"
+    entry.write_bytes(entry.read_bytes())  # saved again, unchanged
+    deadline = time.monotonic() + SAVE
+    while builds() == before and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert builds() > before, server.output()[-2000:]
+    time.sleep(3)  # the build's last reads arrive
+    after = builds()
+    _page(server.url + "errors/nccl-error/")  # serving a page is no change either
+    time.sleep(8)
+    assert builds() == after, server.output()[-3000:]
+
+
 def test_a_new_related_link_and_a_renamed_title_show_on_the_other_pages(server):
     errors = server.kb / "entries" / "errors"
     source = yaml.safe_load((errors / "nccl-error.yaml").read_text(encoding="utf-8"))

@@ -31,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 import jinja2
+from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.polling import PollingObserver
 
@@ -86,6 +87,18 @@ class CompiledTemplates(jinja2.BytecodeCache):
         self._held[bucket.key] = bucket.bytecode_to_string()
 
 
+class _ChangesOnly(FileSystemEventHandler):
+    """Pass on what changes a file, not that it was read: inotify also reports opening and closing a file
+    unchanged, and MkDocs rebuilds on any event, so the templates a build reads would start the next build."""
+
+    def __init__(self, inner) -> None:
+        self.inner = inner
+
+    def dispatch(self, event) -> None:
+        if event.event_type not in ("opened", "closed_no_write"):
+            self.inner.dispatch(event)
+
+
 class Preview:
     """The state one ``mkdocs serve`` keeps between its builds."""
 
@@ -132,6 +145,8 @@ class Preview:
             return
         if isinstance(native, PollingObserver):
             return
+        schedule = native.schedule
+        native.schedule = lambda handler, path, **kwargs: schedule(_ChangesOnly(handler), path, **kwargs)
         polled = server.observer
         polled.start()
         self._observers.append(polled)
