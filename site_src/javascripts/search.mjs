@@ -24,8 +24,12 @@ export function words(text) {
 export function titleFirst(query, shown) {
   const wanted = [...new Set(words(query))];
   if (wanted.length < 2) return shown;
-  const named = (data) => { const have = new Set(words(data?.meta?.title)); return wanted.every((w) => have.has(w)); };
-  return [...shown.filter(named), ...shown.filter((d) => !named(d))];
+  const first = [], rest = [];
+  for (const data of shown) {
+    const have = new Set(words(data?.meta?.title));
+    (wanted.every((w) => have.has(w)) ? first : rest).push(data);
+  }
+  return [...first, ...rest];
 }
 
 /** Only the selected facets, as Pagefind's filters option wants them. */

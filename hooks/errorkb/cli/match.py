@@ -105,13 +105,14 @@ def cmd_match(args: argparse.Namespace, root: Path) -> int:
     result = analyse(text, Bundle.from_graph(link(load(root))), top=args.top or None)
     site_url = read_settings(root).site_url
     if args.json:
+        page = {m.id: site_url + m.url for m in result.matches}
         print(json.dumps({
             "matches": [m.to_json(site_url) for m in result.matches],
             "related": [r.to_json(site_url) for r in result.related],
             "facts": [f.to_json() for f in result.facts],
             "lines": result.lines,
             "steps": {entry_id: [{"step": h.number, "title": h.title, "tool": h.tool, "for_this_version": h.fits,
-                                  "url": f"{site_url}{next(m.url for m in result.matches if m.id == entry_id)}#step-{h.number}"}
+                                  "url": f"{page[entry_id]}#step-{h.number}"}
                                  for h in hints] for entry_id, hints in result.steps.items()},
         }, ensure_ascii=False, indent=1))
     else:
