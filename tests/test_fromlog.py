@@ -38,12 +38,20 @@ def test_shared_case(case):
         assert r.get(key) is not None or want is None, f"{key} not read"
         assert same(r.get(key), want), f"{key}: read {r.get(key)!r}, want {want!r}"
     if "proposal" in case:
-        out = proposal.propose(r)
+        arch = None
+        if "model" in case:  # the case carries the architecture for the browser's test; it must be the entry's own
+            arch = arch_of(ENTRIES["models"][case["model"]])
+            assert case["arch"] == json.loads(json.dumps(arch)), "refresh the case's arch from the model entry"
+        out = proposal.propose(r, arch, None, arch["native_context"] if arch else None)
         want = case["proposal"]
         assert out["starts"] == want["starts"]
         assert [p["change"] for p in out["proposals"]] == want["changes"]
         if "context" in want:
             assert out["proposals"][0]["context"] == want["context"], want.get("why")
+        if "room_gib" in want:
+            assert math.isclose(out["room_bytes"] / 2**30, want["room_gib"], rel_tol=0.005)
+        for p in out["proposals"]:
+            assert p["fits"]
 
 
 def test_the_browser_copy_of_the_patterns_is_current():
@@ -67,14 +75,21 @@ def test_real_log(path):
     gpu_gib = gpu.memory_mib * MIB / GIB if gpu else None
     for a in (None, arch) if arch else (None,):
         out = proposal.propose(r, a, gpu_gib)
+        budget = proposal.pool_from_tokens(r, a)  # a pool printed in tokens only is sized from the architecture
         for p in out["proposals"]:
             assert p["fits"], (p, out)
             settings = {k: p[k] for k in ("context", "seqs", "kv", "gpus", "util")}
-            assert proposal.fits(r, a, {**settings, "kv0": out["asked"]["kv"]}, gpu_gib)
+            assert proposal.fits(budget, a, {**settings, "kv0": out["asked"]["kv"]}, gpu_gib)
             assert p["command"].split()[0] in ("vllm", "python", "llama-server", "OLLAMA_NUM_PARALLEL=" + str(p["seqs"]))
         printed = r.get("estimated_max_len") or (r.get("kv_tokens") if r["engine"] in ("vllm", "sglang") else None)
-        if a is None and printed and out["proposals"] and out["proposals"][0]["change"] == "context":
+        derived = r.get("kv_gib") is None and budget.get("kv_gib") is not None
+        plain = a is None or (derived and not a.get("sliding_window") and not a.get("layer_pattern"))
+        if plain and printed and out["proposals"] and out["proposals"][0]["change"] == "context":
             assert abs(out["proposals"][0]["context"] - printed) <= 0.01 * printed
+        if r.get("failure_kind") in ("vllm_max_seq_len", "vllm_no_blocks", "sglang_memory"):
+            assert out["starts"] is not True, "the log failed for want of KV memory; the budget says it starts"
+        if data.get("outcome") == "start" and not r.get("failure"):
+            assert out["starts"] is not False, "the log started; the budget says it does not"
 
 
 def test_failing_logs_name_their_entry():

@@ -54,6 +54,7 @@ function tidy(r) {
   const engine = r.engine;
   const has = (k) => r[k] !== undefined && r[k] !== null;
   if (engine === "vllm" && !has("kv_tokens") && r.gpu_blocks) r.kv_tokens = r.gpu_blocks * 16;
+  if (engine === "vllm" && !has("kv_tokens") && r.concurrency && r.context) r.kv_tokens = Math.round(r.context * r.concurrency);
   if (engine === "llamacpp" && !has("kv_gib") && has("kv_total_gib")) r.kv_gib = r.kv_total_gib;
   if (engine === "ollama" && r.ctx_size && !has("context")) r.context = Math.floor(r.ctx_size / (r.seqs || 1));
   if (engine === "ollama" && has("gpu_free_list")) {
@@ -183,8 +184,16 @@ function finish(r, out, s, arch, gpuGib) {
 }
 
 /** The budget the log implies and the nearest settings that start (see proposal.propose). */
+/** A vLLM or SGLang log that gives its KV pool in tokens only: the pool in GiB by the engine's arithmetic (see proposal.pool_from_tokens). */
+export function poolFromTokens(r, arch) {
+  if (!["vllm", "sglang"].includes(r.engine) || (r.kv_gib !== undefined && r.kv_gib !== null) || !r.kv_tokens || !arch) return r;
+  const s = asked(r);
+  return { ...r, kv_gib: kvNeed(r, arch, { ...s, context: r.kv_tokens, seqs: 1 }) / vram.GIB };
+}
+
 export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const P = R.proposal;
+  r = poolFromTokens(r, arch);
   const s = asked(r);
   const { kv0, ...shown } = s;
   const out = { engine: r.engine, asked: shown, failure: r.failure ?? null, failure_kind: r.failure_kind,
@@ -201,7 +210,7 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const need = kvNeed(r, arch, s);
   const have = room(r, s, gpuGib);
   Object.assign(out, { need_bytes: Number.isNaN(need) ? null : need, room_bytes: Number.isNaN(have) ? null : have,
-    starts: fits(r, arch, s, gpuGib) });
+    starts: Number.isNaN(need) || Number.isNaN(have) ? null : fits(r, arch, s, gpuGib) });
   if (Number.isNaN(need) || Number.isNaN(have)) {
     out.note = "The log does not give enough numbers for a budget (KV size and the memory left for it).";
     return out;

@@ -145,7 +145,7 @@ function readPasted($, data, state, update) {
   for (const [key, label] of Object.entries(SHOW_GIB)) if (r[key] != null) said.push(`${label} ${r[key].toFixed(2)} GiB`);
   for (const [key, label] of Object.entries(SHOW_NUM)) if (r[key] != null) said.push(`${label} ${r[key]}`);
   $("log-said").textContent = `What the log says: ${said.join("; ")}.`;
-  if (p.need_bytes != null) {
+  if (p.starts != null) {
     $("log-budget").textContent = `The KV cache for ${fmt(p.asked.context)} tokens needs ${gib(p.need_bytes)} a GPU; `
       + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
   } else if (p.note) $("log-budget").textContent = p.note;

@@ -21,11 +21,14 @@ for (const c of CASES) {
       assert.ok(same(r[key] ?? null, want), `${key}: read ${JSON.stringify(r[key])}, want ${JSON.stringify(want)}`);
     }
     if (!c.proposal) return;
-    const out = fromlog.propose(r);
+    const arch = c.arch ?? null;
+    const out = fromlog.propose(r, arch, null, arch ? arch.native_context : null);
     assert.equal(out.starts, c.proposal.starts);
     assert.deepEqual(out.proposals.map((p) => p.change), c.proposal.changes);
     if (c.proposal.context !== undefined) assert.equal(out.proposals[0].context, c.proposal.context, c.proposal.why);
-    for (const p of out.proposals) assert.ok(p.fits && fromlog.fits(r, null, { ...p, kv0: out.asked.kv }, null), p.change);
+    if (c.proposal.room_gib !== undefined) assert.ok(Math.abs(out.room_bytes / 2 ** 30 / c.proposal.room_gib - 1) <= 0.005, `room ${out.room_bytes}`);
+    const budget = fromlog.poolFromTokens(r, arch);
+    for (const p of out.proposals) assert.ok(p.fits && fromlog.fits(budget, arch, { ...p, kv0: out.asked.kv }, null), p.change);
   });
 }
 

@@ -44,6 +44,7 @@ PATTERNS: dict[str, dict[str, list]] = {
         "kv_tokens": ["last", r"GPU KV cache size: ([\d,]+) tokens",
                       r"maximum number of tokens that can be stored in KV cache \((\d+)\)"],
         "gpu_blocks": ["last", r"#? ?GPU blocks: (\d+)"],
+        "concurrency": ["last", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x"],
         "gpu_total_gib": ["first", r"total_gpu_memory=" + SIZE, r"Free memory on device \([\d.]+/([\d.]+) ?(GiB)\)"],
         "gpu_free_gib": ["first", r"Free memory on device \(([\d.]+)/[\d.]+ ?(GiB)\)"],
         "util": ["first", r"--gpu-memory-utilization[= ]([\d.]+)", r"'gpu_memory_utilization': ([\d.]+)",
@@ -144,7 +145,7 @@ FAILURES = [
     ("*", r"out of memory|OutOfMemoryError", "oom", "cuda-oom-loading-model"),
 ]
 TO_GIB = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "MB": 1 / 1024, "B": 1 / 1024**3, "": 1 / 1024**3}
-NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "util", "context", "tp", "seqs", "batched", "estimated_max_len", "n_layer",
+NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "concurrency", "util", "context", "tp", "seqs", "batched", "estimated_max_len", "n_layer",
                  "n_head_kv", "n_embd_head_k", "n_swa", "n_ctx_train", "kv_lora_rank", "gpu_layers", "model_layers",
                  "mem_fraction_static", "ctx_size")
 
@@ -205,6 +206,8 @@ def _tidy(r: dict) -> dict:
     engine = r["engine"]
     if engine == "vllm" and r.get("kv_tokens") is None and r.get("gpu_blocks"):
         r["kv_tokens"] = r["gpu_blocks"] * 16  # V0 printed blocks of 16 tokens
+    if engine == "vllm" and r.get("kv_tokens") is None and r.get("concurrency") and r.get("context"):
+        r["kv_tokens"] = round(r["context"] * r["concurrency"])  # "Maximum concurrency for C tokens per request: Nx"
     if engine == "llamacpp" and r.get("kv_gib") is None:
         r["kv_gib"] = r.get("kv_total_gib")
     if engine == "ollama" and r.get("ctx_size") and r.get("context") is None:

@@ -107,8 +107,18 @@ def asked(r: dict) -> dict:
             "util": r.get("util") if r["engine"] == "vllm" else r.get("mem_fraction_static")}
 
 
+def pool_from_tokens(r: dict, arch: dict | None) -> dict:
+    """A vLLM or SGLang log that gives its KV pool in tokens only (``GPU KV cache size: N tokens``, ``# GPU blocks``,
+    ``Maximum concurrency``): the pool's size in GiB by the engine's own arithmetic, when the model is known."""
+    if r["engine"] not in ("vllm", "sglang") or r.get("kv_gib") is not None or not r.get("kv_tokens") or not arch:
+        return r
+    s = asked(r)
+    return {**r, "kv_gib": kv_need(r, arch, {**s, "context": r["kv_tokens"], "seqs": 1}) / GIB}
+
+
 def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, native_context: int | None = None) -> dict:
     """The budget the log implies and the nearest settings that start, each re-checked by ``fits``."""
+    r = pool_from_tokens(r, arch)
     s = asked(r)
     out = {"engine": r["engine"], "asked": {k: v for k, v in s.items() if k != "kv0"}, "failure": r.get("failure"),
            "failure_kind": r.get("failure_kind"), "error_id": r.get("error_id"), "proposals": []}
@@ -123,7 +133,7 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         return _finish(r, out, s, arch, gpu_gib)
     need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
     out.update(need_bytes=None if math.isnan(need) else need, room_bytes=None if math.isnan(have) else have,
-               starts=fits(r, arch, s, gpu_gib))
+               starts=None if math.isnan(need) or math.isnan(have) else fits(r, arch, s, gpu_gib))
     if math.isnan(need) or math.isnan(have):
         out["note"] = "The log does not give enough numbers for a budget (KV size and the memory left for it)."
         return out

@@ -59,7 +59,7 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
         if r.get(key) is not None:
             said.append(f"{label} {r[key]:g}")
     lines = ["What the log says: " + "; ".join(said), ""]
-    if out.get("need_bytes") is not None:
+    if out.get("starts") is not None:
         gguf = r["engine"] in ("llamacpp", "ollama")
         verdict = ("it fits on the GPU" if gguf else "it starts") if out["starts"] else \
             ("it does not fit on the GPU (layers or the cache go to the CPU, or it fails)" if gguf else "it does not start")
