@@ -79,6 +79,9 @@ function tidy(r) {
   if (r.failure_kind === null && engine === "vllm" && has("kv_gib") && r.kv_gib <= 0) {
     r.failure_kind = "vllm_no_blocks"; r.error_id = "vllm-no-available-kv-cache-blocks";
   }
+  if (r.failure_kind === null && engine === "ollama" && r.library === "cpu") {
+    r.failure_kind = "ollama_cpu_only"; r.error_id = "ollama-gpu-not-used";
+  }
   return r;
 }
 

@@ -150,6 +150,9 @@ function readPasted($, data, state, update) {
       + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
   } else if (p.note) $("log-budget").textContent = p.note;
   if (r.failure) $("log-failure").textContent = `Why it failed: ${r.failure}`;
+  else if (r.failure_kind === "ollama_cpu_only") {
+    $("log-failure").textContent = "Ollama found no GPU it can use (library=cpu): the memory figures are system RAM and the model runs on the CPU.";
+  }
   if (r.error_id && data.errors[r.error_id]) {
     const a = $("log-entry");
     a.textContent = r.error_id;

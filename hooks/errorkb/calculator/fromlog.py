@@ -94,6 +94,7 @@ PATTERNS: dict[str, dict[str, list]] = {
     },
     "ollama": {
         "release": ["first", r"\(version ([0-9][\w.+-]*)\)", r"\bversion=([0-9][\w.+-]*)"],
+        "library": ["first", r"msg=\"?offload(?: to \w+)?\"? library=(\w+)"],
         "gpu_name": ["first", r"name=\"(?:NVIDIA )?([^\"]+)\" (?:libdirs=\S+ )?(?:driver=\S+ )?(?:pci_id=\S+ )?(?:type=\S+ )?total="],
         "gpu_total_gib": ["first", r"\btotal=\"" + SIZE + "\" available="],
         "gpu_free_gib": ["first", r"memory\.available=\"\[" + SIZE, r"\" available=\"" + SIZE + "\""],
@@ -235,6 +236,9 @@ def _tidy(r: dict) -> dict:
             break
     if r["failure_kind"] is None and engine == "vllm" and r.get("kv_gib") is not None and r["kv_gib"] <= 0:
         r["failure_kind"], r["error_id"] = "vllm_no_blocks", "vllm-no-available-kv-cache-blocks"
+    if r["failure_kind"] is None and engine == "ollama" and r.get("library") == "cpu":
+        # Ollama planned for system RAM: it found no GPU it can use (its memory.available is then RAM)
+        r["failure_kind"], r["error_id"] = "ollama_cpu_only", "ollama-gpu-not-used"
     return r
 
 

@@ -50,8 +50,9 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
     said = [f"engine {name}" + (f" {r['release']}" if r.get("release") else ""),
             f"model {r.get('model') or '?'}" + (f" (entry {model_id})" if model_id else ""),
             f"GPU {r.get('gpu_name') or '?'}" + (f" (entry {gpu_id})" if gpu_id else "")]
+    cpu = r.get("failure_kind") == "ollama_cpu_only"
     for key, label in (("weights_gib", "weights"), ("kv_gib", "KV cache"), ("gpu_total_gib", "GPU memory"),
-                       ("gpu_free_gib", "free on the GPU")):
+                       ("gpu_free_gib", "free in system RAM" if cpu else "free on the GPU")):
         if r.get(key) is not None:
             said.append(f"{label} {r[key]:,.2f} GiB")
     for key, label in (("context", "context"), ("seqs", "sequences"), ("util", "utilisation"),
@@ -63,12 +64,16 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
         gguf = r["engine"] in ("llamacpp", "ollama")
         verdict = ("it fits on the GPU" if gguf else "it starts") if out["starts"] else \
             ("it does not fit on the GPU (layers or the cache go to the CPU, or it fails)" if gguf else "it does not start")
+        if r.get("failure_kind") == "ollama_cpu_only":
+            verdict = "it fits in system memory" if out["starts"] else "it does not fit in system memory"
         lines.append(f"Budget: the KV cache for {out['asked']['context']:,} tokens needs {gib(out['need_bytes'])} a GPU; "
                      f"the log leaves {gib(out['room_bytes'])} for it: {verdict}.")
     if out.get("note"):
         lines.append(out["note"])
     if r.get("failure"):
         lines.append(f"Why it failed: {r['failure']}")
+    if r.get("failure_kind") == "ollama_cpu_only":
+        lines.append(CPU_ONLY)
     if r.get("error_id"):
         lines.append(f"  explained at {site_url}{page_url('errors', r['error_id'])}")
     if out["proposals"]:
@@ -78,6 +83,10 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
                     "kv": f"KV cache {p['kv']}", "gpus": f"{p['gpus']} GPUs"}[p["change"]]
             lines.append(f"  {what}:  {p['command']}")
     return "\n".join(lines)
+
+
+CPU_ONLY = ("Ollama found no GPU it can use (library=cpu): the memory figures are system RAM and the model runs "
+            "on the CPU.")
 
 
 def cmd_from_log(path: str, as_json: bool, root: Path) -> int:
