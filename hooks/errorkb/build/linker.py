@@ -122,8 +122,8 @@ def _check_ids(graph: Graph) -> None:
 def _resolve(graph: Graph, kind: str, entry_id: str, path: tuple, target_kind: str, target: str) -> bool:
     loaded = graph.loaded
     rel = loaded.files[(kind, entry_id)]
-    line = loaded.line(kind, entry_id, path)
     if target == entry_id and target_kind == kind:
+        line = loaded.line(kind, entry_id, path)  # found only for a problem: most references resolve
         graph.problems.append(problem("KB015", rel, line, field_path(path), f"'{target}' is this entry itself"))
         return False
     if target not in loaded.entries[target_kind]:
@@ -131,6 +131,7 @@ def _resolve(graph: Graph, kind: str, entry_id: str, path: tuple, target_kind: s
             return False  # that entry has its own problems; reporting it here too would mislead
         renamed = {old: new for (k, old), new in graph.redirects.items() if k == target_kind}
         hint = _suggest(target, sorted(loaded.entries[target_kind]), renamed)
+        line = loaded.line(kind, entry_id, path)
         noun = target_kind[:-1]
         graph.problems.append(problem("KB012", rel, line, field_path(path), f"'{target}' is not an {noun} entry" if noun == "error" else f"'{target}' is not a {noun} entry", hint))
         return False

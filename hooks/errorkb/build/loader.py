@@ -140,7 +140,7 @@ def read_entry(raw: bytes, rel: str, kind: str) -> FileResult:
     return FileResult(doc, None if content else entry, tuple(content))
 
 
-def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None) -> None:
+def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: os.stat_result | None = None) -> None:
     entry_id = path.stem
     pattern = schema.HW_ID_PATTERN if kind in schema.HARDWARE_KINDS else schema.ID_PATTERN
     if entry_id in schema.RESERVED_IDS and path.suffix == ".yaml":
@@ -149,12 +149,22 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None) -> No
     if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id):
         loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' must be lowercase letters, digits and single hyphens, ending in .yaml"))
         return
-    raw = path.read_bytes()
-    digest = hashlib.sha256(raw).hexdigest()
     if cache is None:
+        raw = path.read_bytes()
+        digest = hashlib.sha256(raw).hexdigest()
         result = read_entry(raw, rel, kind)
     else:
-        result = cache.get("files", rel, (kind, digest), lambda: read_entry(raw, rel, kind))
+        # Under serve a file is read again only when its inode, size or times changed (any write moves its
+        # ctime); the results stay keyed by the digest of its bytes.
+        st = st or path.stat()
+        read: list[bytes] = []
+
+        def digest_of() -> str:
+            read.append(path.read_bytes())
+            return hashlib.sha256(read[0]).hexdigest()
+
+        digest = cache.get("digests", rel, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), digest_of)
+        result = cache.get("files", rel, (kind, digest), lambda: read_entry(read[0] if read else path.read_bytes(), rel, kind))
     loaded.docs[(kind, entry_id)] = result.doc
     loaded.files[(kind, entry_id)] = rel
     loaded.digests[(kind, entry_id)] = digest
@@ -187,30 +197,44 @@ def load_taxonomy(path: Path, rel: str, name: str, loaded: Loaded) -> None:
                 loaded.problems.append(problem(p.code, rel, doc.line_of((term_id, *p.field.split("."))) if p.field else doc.line_of((term_id,)), f"{term_id}.{p.field}" if p.field else term_id, p.message))
 
 
-def _walk(folder: Path) -> list[tuple[Path, tuple[str, ...]]]:
-    """Every file below ``folder`` and its path parts below it, without following links to folders (a link
-    is reported, never entered). The parts come from the walk itself: asking pathlib for them cost more than
-    reading the files."""
-    found = []
-    for here, dirs, files in os.walk(folder, followlinks=False):
-        base = Path(here)
-        inner = () if here == str(folder) else tuple(os.path.relpath(here, folder).split(os.sep))
-        for name in sorted(dirs):
-            if (base / name).is_symlink():
-                found.append((base / name, inner + (name,)))
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and not (base / d).is_symlink())
-        found.extend((base / f, inner + (f,)) for f in sorted(files) if not f.startswith("."))
-    return sorted(found)
+def _walk(folder: Path) -> list[tuple[Path, tuple[str, ...], os.stat_result | None]]:
+    """Every file below ``folder``, its path parts below it and its ``lstat`` (None for a linked folder), without
+    following links to folders (a link is reported, never entered). One directory scan gives the names, the kinds
+    and the ``lstat`` the checks need: asking pathlib for each cost more than reading the files."""
+    found: list[tuple[Path, tuple[str, ...], os.stat_result | None]] = []
+
+    def visit(here: str, inner: tuple[str, ...]) -> None:
+        with os.scandir(here) as scan:
+            items = sorted(scan, key=lambda item: item.name)
+        for item in items:
+            try:
+                is_dir = item.is_dir()  # follows a link, as os.walk sorts names into folders and files
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if item.is_symlink():
+                    found.append((Path(item.path), inner + (item.name,), None))
+                elif not item.name.startswith("."):
+                    visit(item.path, inner + (item.name,))
+            elif not item.name.startswith("."):
+                try:
+                    st = item.stat(follow_symlinks=False)
+                except OSError:
+                    st = None
+                found.append((Path(item.path), inner + (item.name,), st))
+
+    visit(str(folder), ())
+    return sorted(found, key=lambda f: (f[0], f[1]))
 
 
-def _not_a_plain_file(path: Path, root: Path, walked: bool = False) -> str | None:
+def _not_a_plain_file(path: Path, root: Path, walked: bool = False, st: os.stat_result | None = None) -> str | None:
     """Why ``path`` may not be read: links, devices, pipes and folders that lead outside the KB are never opened.
 
     ``walked``: found by ``_walk`` below a checked entries/, which never enters a linked folder, so only the
     file itself can lead elsewhere and one ``lstat`` answers (resolving every path was a large share of a save).
     """
     try:
-        mode = path.lstat().st_mode
+        mode = (st or path.lstat()).st_mode
     except OSError as exc:
         return f"cannot be read ({exc.strerror})"
     if stat.S_ISLNK(mode):
@@ -249,9 +273,9 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
             loaded.taxonomies[name] = {}
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
     count = 0
-    for path, parts in _walk(entries_dir):
+    for path, parts, st in _walk(entries_dir):
         rel = "/".join(("entries",) + parts)
-        outside = _not_a_plain_file(path, root, walked=True)
+        outside = _not_a_plain_file(path, root, walked=True, st=st)
         if outside:
             loaded.problems.append(problem("KB026", rel, 1, "", outside))
             continue
@@ -267,7 +291,7 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
         if count > MAX_FILES:
             loaded.problems.append(problem("KB002", rel, 1, "", f"more than {MAX_FILES} entry files"))
             break
-        load_file(path, rel, parts[0], loaded, cache)
+        load_file(path, rel, parts[0], loaded, cache, st)
     loaded.problems = list(dict.fromkeys(loaded.problems))  # a bad signature is reported by two checks
     if only is not None:
         wanted = {p.resolve().relative_to(root).as_posix() for p in only if p.resolve().is_relative_to(root)}

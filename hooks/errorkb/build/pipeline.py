@@ -238,4 +238,5 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
         for table in ("matcher-records", "related-words", "related-records"):
             cache.keep(table, errors)
         cache.keep("files", set(loaded.files.values()))
+        cache.keep("digests", set(loaded.files.values()))
     return site

@@ -94,7 +94,7 @@ PATTERNS: dict[str, dict[str, list]] = {
     },
     "ollama": {
         "release": ["first", r"\(version ([0-9][\w.+-]*)\)", r"\bversion=([0-9][\w.+-]*)"],
-        "library": ["first", r"msg=\"?offload(?: to \w+)?\"? library=(\w+)"],
+        "library": ["first", r"msg=\"?offload(?: to \w+)?\"? library=(\w+)", r"msg=\"offload to (\w+)\""],
         "gpu_name": ["first", r"name=\"(?:NVIDIA )?([^\"]+)\" (?:libdirs=\S+ )?(?:driver=\S+ )?(?:pci_id=\S+ )?(?:type=\S+ )?total="],
         "gpu_total_gib": ["first", r"\btotal=\"" + SIZE + "\" available="],
         "gpu_free_gib": ["first", r"memory\.available=\"\[" + SIZE, r"\" available=\"" + SIZE + "\""],

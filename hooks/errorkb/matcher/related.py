@@ -118,19 +118,26 @@ def related_index(graph: Graph, memo=None) -> dict:
     """
     keep = memo or _direct
     digests = graph.loaded.digests
-    docs = {entry_id: keep("related-words", entry_id, digests.get(("errors", entry_id)), lambda entry_id=entry_id: Counter(_document(graph.errors[entry_id])))
+    def words(entry_id: str) -> tuple[dict[str, int], int]:
+        terms = Counter(_document(graph.errors[entry_id]))
+        return terms, sum(terms.values())
+
+    docs = {entry_id: keep("related-words", entry_id, digests.get(("errors", entry_id)), lambda entry_id=entry_id: words(entry_id))
             for entry_id in sorted(graph.errors)}
     count = len(docs) or 1
-    avgdl = sum(sum(c.values()) for c in docs.values()) / count
-    df = Counter(term for c in docs.values() for term in c)
+    avgdl = sum(length for _, length in docs.values()) / count
+    df: Counter = Counter()
+    for terms, _ in docs.values():
+        df.update(terms.keys())
     idf = {term: math.log(1 + (count - n + 0.5) / (n + 0.5)) for term, n in df.items()}
+    k1p1 = K1 + 1
     weighted = {}
-    for entry_id, terms in docs.items():
-        length = sum(terms.values())
+    for entry_id, (terms, length) in docs.items():
         norm = K1 * (1 - B + B * length / avgdl)
         # highest weight first, ties by word (words are distinct, so the pairs sort exactly so)
-        best = sorted([(-(idf[term] * tf * (K1 + 1) / (tf + norm)), term) for term, tf in terms.items()])[:TERMS_PER_ENTRY]
-        weighted[entry_id] = [(t, max(1, round(-w * SCALE))) for w, t in best]
+        best = sorted([(-(idf[term] * tf * k1p1 / (tf + norm)), term) for term, tf in terms.items()])
+        del best[TERMS_PER_ENTRY:]
+        weighted[entry_id] = [(t, r if (r := round(-w * SCALE)) > 1 else 1) for w, t in best]
     vocabulary = sorted({t for pairs in weighted.values() for t, _ in pairs})
     position = {t: i for i, t in enumerate(vocabulary)}
     entries = []
