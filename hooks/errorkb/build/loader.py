@@ -140,7 +140,29 @@ def read_entry(raw: bytes, rel: str, kind: str) -> FileResult:
     return FileResult(doc, None if content else entry, tuple(content))
 
 
-def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: os.stat_result | None = None) -> None:
+def _read_file(path: str, rel: str, kind: str) -> tuple[str, FileResult]:
+    raw = Path(path).read_bytes()
+    return hashlib.sha256(raw).hexdigest(), read_entry(raw, rel, kind)
+
+
+def _read_files(items: list[tuple[str, str, str]]) -> list[tuple[str, FileResult]]:
+    return [_read_file(*item) for item in items]
+
+
+def read_in_parallel(items: list[tuple[str, str, str]], workers: int) -> dict[str, tuple[str, FileResult]]:
+    """rel -> (digest, result) for each (path, rel, kind), read and validated by ``workers`` forked processes:
+    a file's result is a function of its bytes, path and kind alone, so it is the one a single process makes."""
+    import multiprocessing
+
+    size = max(1, len(items) // (workers * 8))
+    chunks = [items[i:i + size] for i in range(0, len(items), size)]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        done = [r for chunk in pool.imap(_read_files, chunks) for r in chunk]
+    return {item[1]: r for item, r in zip(items, done)}
+
+
+def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: os.stat_result | None = None,
+              read_ahead: tuple[str, FileResult] | None = None) -> None:
     entry_id = path.stem
     pattern = schema.HW_ID_PATTERN if kind in schema.HARDWARE_KINDS else schema.ID_PATTERN
     if entry_id in schema.RESERVED_IDS and path.suffix == ".yaml":
@@ -149,10 +171,10 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: o
     if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id):
         loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' must be lowercase letters, digits and single hyphens, ending in .yaml"))
         return
-    if cache is None:
-        raw = path.read_bytes()
-        digest = hashlib.sha256(raw).hexdigest()
-        result = read_entry(raw, rel, kind)
+    if read_ahead is not None:
+        digest, result = read_ahead
+    elif cache is None:
+        digest, result = _read_file(str(path), rel, kind)
     else:
         # Under serve a file is read again only when its inode, size or times changed (any write moves its
         # ctime); the results stay keyed by the digest of its bytes.
@@ -248,10 +270,12 @@ def _not_a_plain_file(path: Path, root: Path, walked: bool = False, st: os.stat_
     return None
 
 
-def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
+def load(root: Path, only: list[Path] | None = None, cache=None, workers=0) -> Loaded:
     """Load every entry under ``root/entries``. ``only`` limits which entry files report problems.
 
     ``cache`` (a pipeline ``BuildCache``, under ``mkdocs serve``) keeps each file's result by its bytes.
+    ``workers`` (without a cache): processes to read and validate the files in, or a function of the number
+    of files that says how many (0: this process alone).
     """
     root = root.resolve()
     entries_dir = root / "entries"
@@ -272,8 +296,17 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
         else:
             loaded.taxonomies[name] = {}
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
+    walked = _walk(entries_dir)
+    ahead: dict = {}
+    if cache is None and workers:
+        wanted = [(str(p), "/".join(("entries",) + parts), parts[0]) for p, parts, st in walked[:MAX_FILES + 1]
+                  if len(parts) == 2 and parts[0] in schema.KINDS and st is not None and stat.S_ISREG(st.st_mode)
+                  and p.suffix == ".yaml" and p.stem not in schema.RESERVED_IDS]
+        count = workers(len(wanted)) if callable(workers) else workers
+        if count:
+            ahead = read_in_parallel(wanted, count)
     count = 0
-    for path, parts, st in _walk(entries_dir):
+    for path, parts, st in walked:
         rel = "/".join(("entries",) + parts)
         outside = _not_a_plain_file(path, root, walked=True, st=st)
         if outside:
@@ -291,7 +324,7 @@ def load(root: Path, only: list[Path] | None = None, cache=None) -> Loaded:
         if count > MAX_FILES:
             loaded.problems.append(problem("KB002", rel, 1, "", f"more than {MAX_FILES} entry files"))
             break
-        load_file(path, rel, parts[0], loaded, cache, st)
+        load_file(path, rel, parts[0], loaded, cache, st, ahead.get(rel))
     loaded.problems = list(dict.fromkeys(loaded.problems))  # a bad signature is reported by two checks
     if only is not None:
         wanted = {p.resolve().relative_to(root).as_posix() for p in only if p.resolve().is_relative_to(root)}
