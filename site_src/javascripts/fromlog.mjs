@@ -154,10 +154,22 @@ export function room(r, s, gpuGib) {
   return (free * n - weights - (compute + runtime) * n) / n;
 }
 
+/** The pool in tokens a vLLM or SGLang log printed, when s keeps the logged settings (see proposal.token_pool). */
+export function tokenPool(r, s) {
+  if (!["vllm", "sglang"].includes(r.engine) || !r.kv_tokens) return null;
+  const logged = asked(r);
+  const same = s.kv === logged.kv && s.gpus === logged.gpus && (s.util || logged.util) === logged.util;
+  return same ? r.kv_tokens : null;
+}
+
 export function fits(r, arch, s, gpuGib) {
   const need = kvNeed(r, arch, s);
   const have = room(r, s, gpuGib);
-  return !Number.isNaN(need) && !Number.isNaN(have) && need > 0 && need <= have;
+  if (Number.isNaN(need) || Number.isNaN(have)) {
+    const pool = tokenPool(r, s);
+    return pool !== null && s.context * s.seqs > 0 && s.context * s.seqs <= pool;
+  }
+  return need > 0 && need <= have;
 }
 
 function largestContext(r, arch, s, gpuGib, ceiling) {
@@ -212,9 +224,11 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   }
   const need = kvNeed(r, arch, s);
   const have = room(r, s, gpuGib);
+  const pool = Number.isNaN(need) || Number.isNaN(have) ? tokenPool(r, s) : null;
   Object.assign(out, { need_bytes: Number.isNaN(need) ? null : need, room_bytes: Number.isNaN(have) ? null : have,
-    starts: Number.isNaN(need) || Number.isNaN(have) ? null : fits(r, arch, s, gpuGib) });
-  if (Number.isNaN(need) || Number.isNaN(have)) {
+    starts: (Number.isNaN(need) || Number.isNaN(have)) && pool === null ? null : fits(r, arch, s, gpuGib) });
+  if (pool !== null) out.pool_tokens = pool;
+  else if (Number.isNaN(need) || Number.isNaN(have)) {
     out.note = "The log does not give enough numbers for a budget (KV size and the memory left for it).";
     return out;
   }

@@ -145,9 +145,12 @@ function readPasted($, data, state, update) {
   for (const [key, label] of Object.entries(SHOW_GIB)) if (r[key] != null) said.push(`${label} ${r[key].toFixed(2)} GiB`);
   for (const [key, label] of Object.entries(SHOW_NUM)) if (r[key] != null) said.push(`${label} ${r[key]}`);
   $("log-said").textContent = `What the log says: ${said.join("; ")}.`;
-  if (p.starts != null) {
+  if (p.starts != null && p.need_bytes != null && p.room_bytes != null) {
     $("log-budget").textContent = `The KV cache for ${fmt(p.asked.context)} tokens needs ${gib(p.need_bytes)} a GPU; `
       + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
+  } else if (p.starts != null) {
+    $("log-budget").textContent = `A sequence of ${fmt(p.asked.context)} tokens against the ${fmt(p.pool_tokens)} tokens `
+      + `the engine's KV pool holds (as the log prints it): ${p.starts ? "it fits" : "it does not fit"}.`;
   } else if (p.note) $("log-budget").textContent = p.note;
   if (r.failure) $("log-failure").textContent = `Why it failed: ${r.failure}`;
   else if (r.failure_kind === "ollama_cpu_only") {

@@ -84,9 +84,22 @@ def room(r: dict, s: dict, gpu_gib: float | None) -> float:
     return (free * n - weights - (compute + runtime) * n) / n
 
 
+def token_pool(r: dict, s: dict) -> int | None:
+    """The pool in tokens that a vLLM or SGLang log printed, when s keeps the logged settings (cache type,
+    utilisation or static fraction, GPU count): the engine's own arithmetic, with no architecture needed."""
+    if r["engine"] not in ("vllm", "sglang") or not r.get("kv_tokens"):
+        return None
+    logged = asked(r)
+    same = all(s.get(k) == logged[k] for k in ("kv", "gpus")) and (s.get("util") or logged["util"]) == logged["util"]
+    return r["kv_tokens"] if same else None
+
+
 def fits(r: dict, arch: dict | None, s: dict, gpu_gib: float | None) -> bool:
     need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
-    return not math.isnan(need) and not math.isnan(have) and 0 < need <= have
+    if math.isnan(need) or math.isnan(have):
+        pool = token_pool(r, s)
+        return pool is not None and 0 < s["context"] * s["seqs"] <= pool
+    return 0 < need <= have
 
 
 def _largest_context(r, arch, s, gpu_gib, ceiling) -> int:
@@ -132,9 +145,12 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         out["note"] = "The log does not say which context was asked; the largest that fits is below."
         return _finish(r, out, s, arch, gpu_gib)
     need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
+    pool = token_pool(r, s) if math.isnan(need) or math.isnan(have) else None
     out.update(need_bytes=None if math.isnan(need) else need, room_bytes=None if math.isnan(have) else have,
-               starts=None if math.isnan(need) or math.isnan(have) else fits(r, arch, s, gpu_gib))
-    if math.isnan(need) or math.isnan(have):
+               starts=None if (math.isnan(need) or math.isnan(have)) and pool is None else fits(r, arch, s, gpu_gib))
+    if pool is not None:
+        out["pool_tokens"] = pool  # the budget in tokens, as the engine printed it
+    elif math.isnan(need) or math.isnan(have):
         out["note"] = "The log does not give enough numbers for a budget (KV size and the memory left for it)."
         return out
     best = _largest_context(r, arch, s, gpu_gib, ceiling)
@@ -142,7 +158,7 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         out["proposals"].append({"change": "context", **s, "context": best})
     if not out["starts"]:
         total = (r.get("gpu_total_gib") or gpu_gib or 0) * GIB
-        if r["engine"] in ("vllm", "sglang") and s["util"] and total:
+        if r["engine"] in ("vllm", "sglang") and s["util"] and total and not math.isnan(need - have):
             util = math.ceil((s["util"] + (need - have) / total) * 100) / 100
             if util <= MAX_UTIL and fits(r, arch, {**s, "util": util}, gpu_gib):
                 out["proposals"].append({"change": "util", **s, "util": util})

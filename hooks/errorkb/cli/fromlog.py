@@ -66,8 +66,12 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
             ("it does not fit on the GPU (layers or the cache go to the CPU, or it fails)" if gguf else "it does not start")
         if r.get("failure_kind") == "ollama_cpu_only":
             verdict = "it fits in system memory" if out["starts"] else "it does not fit in system memory"
-        lines.append(f"Budget: the KV cache for {out['asked']['context']:,} tokens needs {gib(out['need_bytes'])} a GPU; "
-                     f"the log leaves {gib(out['room_bytes'])} for it: {verdict}.")
+        if out.get("need_bytes") is not None and out.get("room_bytes") is not None:
+            lines.append(f"Budget: the KV cache for {out['asked']['context']:,} tokens needs {gib(out['need_bytes'])} a GPU; "
+                         f"the log leaves {gib(out['room_bytes'])} for it: {verdict}.")
+        else:
+            lines.append(f"Budget: a sequence of {out['asked']['context']:,} tokens against the {out['pool_tokens']:,} tokens "
+                         f"the engine's KV pool holds (as the log prints it): {verdict}.")
     if out.get("note"):
         lines.append(out["note"])
     if r.get("failure"):
