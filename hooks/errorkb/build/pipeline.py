@@ -291,9 +291,9 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
         cache.keep("snippets", refs)
         cache.keep("listings", {p.src_uri for p in site.pages})
         cache.keep("index-records", refs)
-        errors = set(graph.errors)
-        for table in ("matcher-records", "related-words", "related-records"):
-            cache.keep(table, errors)
+        cache.keep("matcher-records", set(graph.errors))
+        for table in ("related-words", "related-records"):  # keyed by (kind, id): guides take part
+            cache.keep(table, refs)
         cache.keep("files", set(loaded.files.values()))
         cache.keep("digests", set(loaded.files.values()))
     return site

@@ -104,12 +104,17 @@ def _document(entry) -> list[str]:
     return tokens(entry.title) * 2 + tokens(entry.error) * 2 + tokens(summary_of(entry)) + tokens(plain(entry.cause)) + tokens(factors)
 
 
+def _guide_document(guide) -> list[str]:
+    causes = " ".join(c.title for c in guide.causes)
+    return tokens(guide.title) * 2 + tokens(summary_of(guide)) + tokens(causes)
+
+
 def _direct(table, name, key, make):
     return make()
 
 
 def related_index(graph: Graph, memo=None) -> dict:
-    """The index of every error entry's most telling words.
+    """The index of every error entry's and every guide's most telling words.
 
     ``memo(table, name, key, make)``, under ``mkdocs serve``: keeps each entry's words by the digest of its
     file, and each entry's record in the index as a ``jsonout.Fragment`` (written once while its title and
@@ -118,12 +123,13 @@ def related_index(graph: Graph, memo=None) -> dict:
     """
     keep = memo or _direct
     digests = graph.loaded.digests
-    def words(entry_id: str) -> tuple[dict[str, int], int]:
-        terms = Counter(_document(graph.errors[entry_id]))
+    def words(kind: str, entry_id: str) -> tuple[dict[str, int], int]:
+        terms = Counter(_document(graph.errors[entry_id]) if kind == "errors" else _guide_document(graph.guides[entry_id]))
         return terms, sum(terms.values())
 
-    docs = {entry_id: keep("related-words", entry_id, digests.get(("errors", entry_id)), lambda entry_id=entry_id: words(entry_id))
-            for entry_id in sorted(graph.errors)}
+    # Guides take part too: a log whose words match a symptom (an app that cannot reach its server) lands on the guide.
+    refs = [("errors", i) for i in sorted(graph.errors)] + [("guides", i) for i in sorted(graph.guides) if i not in graph.errors]
+    docs = {ref: keep("related-words", ref, digests.get(ref), lambda ref=ref: words(*ref)) for ref in refs}
     count = len(docs) or 1
     avgdl = sum(length for _, length in docs.values()) / count
     df: Counter = Counter()
@@ -132,29 +138,29 @@ def related_index(graph: Graph, memo=None) -> dict:
     idf = {term: math.log(1 + (count - n + 0.5) / (n + 0.5)) for term, n in df.items()}
     k1p1 = K1 + 1
     weighted = {}
-    for entry_id, (terms, length) in docs.items():
+    for ref, (terms, length) in docs.items():
         norm = K1 * (1 - B + B * length / avgdl)
         # highest weight first, ties by word (words are distinct, so the pairs sort exactly so)
         best = sorted([(-(idf[term] * tf * k1p1 / (tf + norm)), term) for term, tf in terms.items()])
         del best[TERMS_PER_ENTRY:]
-        weighted[entry_id] = [(t, r if (r := round(-w * SCALE)) > 1 else 1) for w, t in best]
+        weighted[ref] = [(t, r if (r := round(-w * SCALE)) > 1 else 1) for w, t in best]
     vocabulary = sorted({t for pairs in weighted.values() for t, _ in pairs})
     position = {t: i for i, t in enumerate(vocabulary)}
     entries = []
-    for entry_id, pairs in weighted.items():
+    for (kind, entry_id), pairs in weighted.items():
         # by position in the vocabulary, which is the order of the words themselves; position and weight alternate
         pairs = sorted(pairs)
         flat = [0] * (2 * len(pairs))
         flat[0::2] = [position[t] for t, _ in pairs]
         flat[1::2] = [w for _, w in pairs]
         flat = tuple(flat)
-        title = graph.errors[entry_id].title
+        title = graph.loaded.entries[kind][entry_id].title
 
-        def record(entry_id=entry_id, title=title, flat=flat):
-            made = {"id": entry_id, "title": title, "url": page_url("errors", entry_id), "w": list(flat)}
+        def record(kind=kind, entry_id=entry_id, title=title, flat=flat):
+            made = {"id": entry_id, "title": title, "url": page_url(kind, entry_id), "w": list(flat)}
             return made if memo is None else fragment(made, 2)
 
-        entries.append(keep("related-records", entry_id, (title, flat), record))
+        entries.append(keep("related-records", (kind, entry_id), (title, flat), record))
     return {
         "version": INDEX_VERSION, "top": TOP, "min_terms": MIN_TERMS, "min_score": MIN_SCORE, "max_lines": MAX_LINES, "max_line": MAX_LINE,
         "error_line": ERROR_LINE, "exception_line": EXCEPTION_LINE, "stop": sorted(STOP), "terms": vocabulary, "entries": entries,
