@@ -1,5 +1,5 @@
 """A full build may share its per-entry work (reading and validating files, snippets, entry pages and API files)
-among forked processes (KB_BUILD_WORKERS, or every CPU from PARALLEL_FROM entries): it must give exactly what one
+among forked processes (errorkb.build.parallel: KB_BUILD_WORKERS, or every CPU from PARALLEL_FROM entries): it must give exactly what one
 process gives, pages, files and problems alike."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import shutil
 
 from conftest import ROOT
 
-from errorkb.build import loader, pipeline
+from errorkb.build import loader, parallel, pipeline
 
 
 def _site(root, monkeypatch, workers: str):
-    monkeypatch.setenv(pipeline.WORKERS_ENV, workers)
+    monkeypatch.setenv(parallel.WORKERS_ENV, workers)
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
     site = pipeline.build(root, pipeline.settings_from({}, "https://errorkb.example/", None))
     return ([(p.src_uri, p.markdown) for p in site.pages], [(f.dest_uri, f.content) for f in site.files],
@@ -20,12 +20,12 @@ def _site(root, monkeypatch, workers: str):
 
 
 def test_workers_are_used_from_the_threshold(monkeypatch):
-    monkeypatch.delenv(pipeline.WORKERS_ENV, raising=False)
-    assert pipeline.build_workers(pipeline.PARALLEL_FROM - 1) == 0
-    monkeypatch.setenv(pipeline.WORKERS_ENV, "3")
-    assert pipeline.build_workers(5) == 3
-    monkeypatch.setenv(pipeline.WORKERS_ENV, "1")
-    assert pipeline.build_workers(10_000) == 0
+    monkeypatch.delenv(parallel.WORKERS_ENV, raising=False)
+    assert parallel.workers_for(parallel.PARALLEL_FROM - 1) == 0
+    monkeypatch.setenv(parallel.WORKERS_ENV, "3")
+    assert parallel.workers_for(5) == 3
+    monkeypatch.setenv(parallel.WORKERS_ENV, "1")
+    assert parallel.workers_for(10_000) == 0
 
 
 def test_the_real_kb_builds_the_same_in_two_processes(monkeypatch):
@@ -41,8 +41,9 @@ def test_broken_files_give_the_same_problems_in_two_processes(tmp_path, monkeypa
     for bad in sorted((ROOT / "tests" / "fixtures" / "invalid").glob("KB*.yaml")):
         name = bad.stem.split("-", 1)[1]
         shutil.copy(bad, entries / "errors" / f"{name}.yaml")
-    one = loader.load(tmp_path, workers=0)
-    two = loader.load(tmp_path, workers=2)
+    one = loader.load(tmp_path)
+    monkeypatch.setenv(parallel.WORKERS_ENV, "2")
+    two = loader.load(tmp_path, parallel=True)
     assert len(one.problems) >= 40
     assert [p.format() for p in one.problems] == [p.format() for p in two.problems]
     assert one.digests == two.digests and one.files == two.files

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from errorkb.build import schema
+from errorkb.build.parallel import fork_map, workers_for
 from errorkb.build.problems import CODES, Problem, problem
 from errorkb.build.safety import check_markdown
 from errorkb.build.text import forbidden
@@ -145,22 +146,6 @@ def _read_file(path: str, rel: str, kind: str) -> tuple[str, FileResult]:
     return hashlib.sha256(raw).hexdigest(), read_entry(raw, rel, kind)
 
 
-def _read_files(items: list[tuple[str, str, str]]) -> list[tuple[str, FileResult]]:
-    return [_read_file(*item) for item in items]
-
-
-def read_in_parallel(items: list[tuple[str, str, str]], workers: int) -> dict[str, tuple[str, FileResult]]:
-    """rel -> (digest, result) for each (path, rel, kind), read and validated by ``workers`` forked processes:
-    a file's result is a function of its bytes, path and kind alone, so it is the one a single process makes."""
-    import multiprocessing
-
-    size = max(1, len(items) // (workers * 8))
-    chunks = [items[i:i + size] for i in range(0, len(items), size)]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
-        done = [r for chunk in pool.imap(_read_files, chunks) for r in chunk]
-    return {item[1]: r for item, r in zip(items, done)}
-
-
 def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: os.stat_result | None = None,
               read_ahead: tuple[str, FileResult] | None = None) -> None:
     entry_id = path.stem
@@ -270,12 +255,12 @@ def _not_a_plain_file(path: Path, root: Path, walked: bool = False, st: os.stat_
     return None
 
 
-def load(root: Path, only: list[Path] | None = None, cache=None, workers=0) -> Loaded:
+def load(root: Path, only: list[Path] | None = None, cache=None, parallel: bool = False) -> Loaded:
     """Load every entry under ``root/entries``. ``only`` limits which entry files report problems.
 
     ``cache`` (a pipeline ``BuildCache``, under ``mkdocs serve``) keeps each file's result by its bytes.
-    ``workers`` (without a cache): processes to read and validate the files in, or a function of the number
-    of files that says how many (0: this process alone).
+    ``parallel`` (without a cache): read and validate the files in forked workers when there are enough of
+    them (errorkb.build.parallel); the result is the same.
     """
     root = root.resolve()
     entries_dir = root / "entries"
@@ -298,13 +283,13 @@ def load(root: Path, only: list[Path] | None = None, cache=None, workers=0) -> L
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
     walked = _walk(entries_dir)
     ahead: dict = {}
-    if cache is None and workers:
+    if cache is None and parallel:
         wanted = [(str(p), "/".join(("entries",) + parts), parts[0]) for p, parts, st in walked[:MAX_FILES + 1]
                   if len(parts) == 2 and parts[0] in schema.KINDS and st is not None and stat.S_ISREG(st.st_mode)
                   and p.suffix == ".yaml" and p.stem not in schema.RESERVED_IDS]
-        count = workers(len(wanted)) if callable(workers) else workers
-        if count:
-            ahead = read_in_parallel(wanted, count)
+        count = workers_for(len(wanted))
+        if count:  # a file's result is a function of its bytes, path and kind alone
+            ahead = dict(zip((rel for _, rel, _ in wanted), fork_map(lambda item: _read_file(*item), wanted, count)))
     count = 0
     for path, parts, st in walked:
         rel = "/".join(("entries",) + parts)

@@ -22,6 +22,7 @@ from errorkb.calculator.hardware import CALCULATOR, calculator_data, hardware_pa
 from errorkb.calculator.methodology import fill as fill_methodology
 from errorkb.build.linker import Graph, link
 from errorkb.build.loader import load
+from errorkb.build.parallel import fork_map, workers_for
 from errorkb.build.pages import GeneratedFile, GeneratedPage, Settings, build_pages, entry_page, listing_key, plain_listing, snippets_of
 from errorkb.build.problems import Problem
 from errorkb.build.render import TEMPLATES_DIR
@@ -186,51 +187,15 @@ def _cached_renderers(cache: BuildCache, graph: Graph, root: Path, settings: Set
     return render_entry, listing, api_file
 
 
-WORKERS_ENV = "KB_BUILD_WORKERS"  # processes for a full build's per-entry work; 0 or 1: none
-PARALLEL_FROM = 400  # entries: below this, starting processes costs more than it saves
-_SHARED: dict = {}  # what forked workers read: set before the pool starts, inherited by fork
-
-
-def build_workers(entries: int) -> int:
-    """Processes for the per-entry work of a full build: KB_BUILD_WORKERS when set, else every CPU (at most 4)
-    for a KB of PARALLEL_FROM entries or more, where the system can fork; 0 for none."""
-    import multiprocessing
-
-    wanted = os.environ.get(WORKERS_ENV, "")
-    if wanted.isdigit():
-        count = int(wanted)
-    else:
-        count = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 4)
-        if entries < PARALLEL_FROM:
-            count = 0
-    return count if count > 1 and "fork" in multiprocessing.get_all_start_methods() else 0
-
-
-def _products(refs: list[tuple[str, str]]) -> list[tuple[tuple[str, str], GeneratedPage, GeneratedFile]]:
-    graph, settings = _SHARED["graph"], _SHARED["settings"]
-    out = []
-    for kind, entry_id in refs:
-        snips = snippets_of(graph, settings, kind, entry_id)
-        out.append(((kind, entry_id), entry_page(graph, settings, kind, entry_id, snips),
-                    entry_file(graph, settings, kind, entry_id, graph.linked_from, snips)))
-    return out
-
-
 def parallel_products(graph: Graph, settings: Settings, workers: int) -> dict:
     """Every entry's page and API file, made by ``workers`` forked processes that share the graph: each entry's
     snippets, page and file read only the graph, so the result is the one a single process makes."""
-    import multiprocessing
+    def products(ref: tuple[str, str]) -> tuple[GeneratedPage, GeneratedFile]:
+        snips = snippets_of(graph, settings, *ref)
+        return entry_page(graph, settings, *ref, snips), entry_file(graph, settings, *ref, graph.linked_from, snips)
 
     refs = [(kind, i) for kind in ("errors", "guides") for i in sorted(graph.loaded.entries.get(kind, {}))]
-    size = max(1, len(refs) // (workers * 8))
-    chunks = [refs[i:i + size] for i in range(0, len(refs), size)]
-    _SHARED.update(graph=graph, settings=settings)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            made = {ref: (page, file) for chunk in pool.imap(_products, chunks) for ref, page, file in chunk}
-    finally:
-        _SHARED.clear()
-    return made
+    return dict(zip(refs, fork_map(products, refs, workers)))
 
 
 def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Site:
@@ -242,7 +207,7 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
     """
     if cache is not None:
         cache.start()
-    loaded = load(root, cache=cache, workers=0 if cache is not None else build_workers)
+    loaded = load(root, cache=cache, parallel=cache is None)
     graph = link(loaded)
     site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems + broken_urls(graph), key=Problem.sort_key))
     if site.problems:
@@ -255,7 +220,7 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
     def api_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict) -> GeneratedFile:
         return entry_file(graph, settings, kind, entry_id, links_to, snips_of(kind, entry_id))
 
-    workers = build_workers(len(graph.errors) + len(graph.guides)) if cache is None else 0
+    workers = workers_for(len(graph.errors) + len(graph.guides)) if cache is None else 0
     if workers:
         made = parallel_products(graph, settings, workers)
 
