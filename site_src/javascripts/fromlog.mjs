@@ -198,7 +198,6 @@ function finish(r, out, s, arch, gpuGib) {
   return out;
 }
 
-/** The budget the log implies and the nearest settings that start (see proposal.propose). */
 /** A vLLM or SGLang log that gives its KV pool in tokens only: the pool in GiB by the engine's arithmetic (see proposal.pool_from_tokens). */
 export function poolFromTokens(r, arch) {
   if (!["vllm", "sglang"].includes(r.engine) || (r.kv_gib !== undefined && r.kv_gib !== null) || !r.kv_tokens || !arch) return r;
@@ -206,6 +205,7 @@ export function poolFromTokens(r, arch) {
   return { ...r, kv_gib: kvNeed(r, arch, { ...s, context: r.kv_tokens, seqs: 1 }) / vram.GIB };
 }
 
+/** The budget the log implies and the nearest settings that start (see proposal.propose). */
 export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const P = R.proposal;
   r = poolFromTokens(r, arch);
@@ -224,11 +224,12 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   }
   const need = kvNeed(r, arch, s);
   const have = room(r, s, gpuGib);
-  const pool = Number.isNaN(need) || Number.isNaN(have) ? tokenPool(r, s) : null;
+  const inBytes = !Number.isNaN(need) && !Number.isNaN(have);
+  const pool = inBytes ? null : tokenPool(r, s);
   Object.assign(out, { need_bytes: Number.isNaN(need) ? null : need, room_bytes: Number.isNaN(have) ? null : have,
-    starts: (Number.isNaN(need) || Number.isNaN(have)) && pool === null ? null : fits(r, arch, s, gpuGib) });
+    starts: inBytes || pool !== null ? fits(r, arch, s, gpuGib) : null });
   if (pool !== null) out.pool_tokens = pool;
-  else if (Number.isNaN(need) || Number.isNaN(have)) {
+  else if (!inBytes) {
     out.note = "The log does not give enough numbers for a budget (KV size and the memory left for it).";
     return out;
   }
@@ -236,7 +237,7 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   if (best > 0) out.proposals.push({ change: "context", ...s, context: best });
   if (!out.starts) {
     const total = (r.gpu_total_gib || gpuGib || 0) * vram.GIB;
-    if ((r.engine === "vllm" || r.engine === "sglang") && s.util && total) {
+    if ((r.engine === "vllm" || r.engine === "sglang") && s.util && total && inBytes) {
       const util = Math.ceil((s.util + (need - have) / total) * 100) / 100;
       if (util <= P.max_util && fits(r, arch, { ...s, util }, gpuGib)) out.proposals.push({ change: "util", ...s, util });
     }

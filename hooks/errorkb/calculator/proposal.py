@@ -145,12 +145,13 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         out["note"] = "The log does not say which context was asked; the largest that fits is below."
         return _finish(r, out, s, arch, gpu_gib)
     need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
-    pool = token_pool(r, s) if math.isnan(need) or math.isnan(have) else None
+    in_bytes = not (math.isnan(need) or math.isnan(have))
+    pool = None if in_bytes else token_pool(r, s)
     out.update(need_bytes=None if math.isnan(need) else need, room_bytes=None if math.isnan(have) else have,
-               starts=None if (math.isnan(need) or math.isnan(have)) and pool is None else fits(r, arch, s, gpu_gib))
+               starts=fits(r, arch, s, gpu_gib) if in_bytes or pool is not None else None)
     if pool is not None:
         out["pool_tokens"] = pool  # the budget in tokens, as the engine printed it
-    elif math.isnan(need) or math.isnan(have):
+    elif not in_bytes:
         out["note"] = "The log does not give enough numbers for a budget (KV size and the memory left for it)."
         return out
     best = _largest_context(r, arch, s, gpu_gib, ceiling)
@@ -158,7 +159,7 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         out["proposals"].append({"change": "context", **s, "context": best})
     if not out["starts"]:
         total = (r.get("gpu_total_gib") or gpu_gib or 0) * GIB
-        if r["engine"] in ("vllm", "sglang") and s["util"] and total and not math.isnan(need - have):
+        if r["engine"] in ("vllm", "sglang") and s["util"] and total and in_bytes:
             util = math.ceil((s["util"] + (need - have) / total) * 100) / 100
             if util <= MAX_UTIL and fits(r, arch, {**s, "util": util}, gpu_gib):
                 out["proposals"].append({"change": "util", **s, "util": util})
