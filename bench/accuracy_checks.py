@@ -239,11 +239,13 @@ def check_sglang(name: str, log: dict, arch: dict | None, gpus: dict, partial: b
                         rel(k_size, printed), abs(k_size - printed) < 0.005 + 1e-9, "printed with 2 decimals"))
     quant = (st.get("quant") or "").lower() or vram.default_quant("sglang", arch["native_dtype"])
     quant = "fp8" if quant.startswith("fp8") else quant if quant in vram.QUANTS else None
+    vendor = "amd" if st.get("vendor") == "amd" or "mi3" in (st.get("gpu") or "") else st.get("vendor") or "nvidia"
+    card = gpus.get(st.get("gpu") or "")
     if rep.get("weights_gib") is not None:
-        w = vram.weights_bytes(arch, quant) / tp / GIB if quant else None
+        w = vram.sglang_weights(arch, quant, vendor, card.compute_capability if card else None) / tp / GIB if quant else None
         rows.append(Row(name, "sglang", "weights", f"{rep['weights_gib']:.2f} GiB", f"{w:.2f} GiB",
                         rel(w, rep["weights_gib"]), abs(rel(w, rep["weights_gib"])) <= WEIGHTS_TOLERANCE,
-                        "within 3% of 'Load weight end ... mem usage'") if w is not None else
+                        "within 3% of 'Load weight end ... mem usage'" + (f"; MXFP4 experts padded as on compute capability {card.compute_capability}" if card and quant == "mxfp4" else "")) if w is not None else
                     unchecked(name, "sglang", "weights", f"{rep['weights_gib']:.2f} GiB", "the log does not give the weight format"))
     if tokens and rep.get("aiter_workspace_gib") is not None and st.get("context"):
         running = vram.sglang_max_running(tokens, st["context"])
@@ -261,9 +263,9 @@ def check_sglang(name: str, log: dict, arch: dict | None, gpus: dict, partial: b
         why = PARTIAL_ARCH.format("the pool") if partial else "the log does not give the " + ", ".join(missing)
         rows.append(unchecked(name, "sglang", "token pool from --mem-fraction-static", f"{tokens:,} tokens", why))
         return rows
-    vendor = "amd" if st.get("vendor") == "amd" or "mi3" in (st.get("gpu") or "") else st.get("vendor") or "nvidia"
     scenario = {"engine": "sglang", "quant": quant, "kv_dtype": kv, "context": min(st.get("context") or 2048, arch["native_context"]),
-                "seqs": 1, "gpus": tp, "vram_bytes": total, "vendor": vendor, "mem_fraction_static": st.get("mem_fraction_static")}
+                "seqs": 1, "gpus": tp, "vram_bytes": total, "vendor": vendor, "mem_fraction_static": st.get("mem_fraction_static"),
+                "compute_capability": card.compute_capability if card else None}
     s, errors, _ = vram.check_inputs(arch, scenario)
     if errors:
         rows.append(unchecked(name, "sglang", "token pool from --mem-fraction-static", f"{tokens:,} tokens", "; ".join(errors)))

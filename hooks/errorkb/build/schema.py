@@ -203,6 +203,7 @@ class Experts(Strict):
     total: Annotated[int, Field(ge=2, le=4096)]
     active: Annotated[int, Field(ge=1, le=256)]
     shared: Annotated[int, Field(ge=0, le=64)] = 0
+    intermediate_size: Annotated[int, Field(ge=16, le=65536, description="config intermediate_size of one expert (moe_intermediate_size when the config has both); engines that pad expert tensors read it.")] | None = None
 
     @model_validator(mode="after")
     def _active_within_total(self) -> "Experts":

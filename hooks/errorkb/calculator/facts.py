@@ -100,6 +100,11 @@ RELEASES = {
                          "python/sglang/srt/layers/attention/aiter_backend.py"},
 }
 
+# SGLang's MXFP4 MoE (python/sglang/srt/layers/quantization/mxfp4.py, create_weights): (expert width, hidden size)
+# alignment. FlashInfer's MXFP4 backend, chosen on compute capability 10.x (server_args: "Detected SM100 and MXFP4
+# quantization format"), rounds both to 256; on ROCm the expert width goes to 128, on other CUDA cards to 64.
+SGLANG_MXFP4_ALIGN = {"sm100": (256, 256), "amd": (128, 1), "cuda": (64, 1)}
+
 VLLM_BLOCK = 16                  # tokens per KV block (CacheConfig block_size default on CUDA)
 VLLM_DEFAULT_UTIL = 0.9          # --gpu-memory-utilization default
 # `vllm serve` defaults (EngineArgs.get_batch_defaults): 8192 batched tokens and
@@ -253,6 +258,7 @@ def export() -> dict:
         "ollama_ctx_tiers": [list(t) for t in OLLAMA_CTX_TIERS],
         "releases": {k: dict(v) for k, v in RELEASES.items()},
         "sglang_prefill_graph_steps": [list(t) for t in SGLANG_PREFILL_GRAPH_STEPS],
+        "sglang_mxfp4_align": {k: list(v) for k, v in SGLANG_MXFP4_ALIGN.items()},
         "numbers": {name: g[name] for name in NUMBERS},
     }
 

@@ -37,13 +37,16 @@ def arch_of(model) -> dict:
         "tie_word_embeddings"})
     data["family"] = family_of(model.hf_repo)
     data["experts"] = model.experts.total if model.experts else None
+    if model.experts and model.experts.intermediate_size:  # only the engines that pad expert tensors read it
+        data["expert_intermediate"] = model.experts.intermediate_size
     return data
 
 
 def gpu_of(gpu) -> dict:
     return {"title": gpu.title, "vendor": gpu.vendor, "memory_mib": gpu.memory_mib,
             "memory_mib_reported": gpu.memory_mib_reported, "unified_memory": gpu.unified_memory,
-            "gpu_share_default": gpu.gpu_share_default, "fp8": gpu.fp8, "bf16": gpu.bf16}
+            "gpu_share_default": gpu.gpu_share_default, "fp8": gpu.fp8, "bf16": gpu.bf16,
+            "compute_capability": gpu.compute_capability}
 
 
 def scenario(gpu_id: str, gpu: dict, engine: str, context: int, quant: str | None = None, kv_dtype: str = "auto",
@@ -51,7 +54,7 @@ def scenario(gpu_id: str, gpu: dict, engine: str, context: int, quant: str | Non
     """The calculator's scenario for a GPU entry (``gpu_of``); ``scenario`` in site_src/javascripts/calculator/inputs.mjs is its twin."""
     return {"engine": engine, "quant": quant, "kv_dtype": kv_dtype, "context": context, "seqs": seqs, "gpus": gpus,
             "vram_bytes": gpu["memory_mib"] * facts.MIB, "vendor": gpu["vendor"], "gpu_id": gpu_id,
-            "unified_share": gpu["gpu_share_default"], "gpu_memory_utilization": utilization}
+            "compute_capability": gpu.get("compute_capability"), "unified_share": gpu["gpu_share_default"], "gpu_memory_utilization": utilization}
 
 
 def calculator_data(models: dict, gpus: dict) -> dict:

@@ -23,7 +23,7 @@ from errorkb.calculator.sglang import (sglang_aiter_fraction, sglang_aiter_works
                                       sglang_mem_fraction, sglang_reserved)
 from errorkb.calculator.vllm import vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead, vllm_page
 from errorkb.calculator.layers import cdiv
-from errorkb.calculator.weights import gguf_gpu_weights, vllm_weights, weights_bytes
+from errorkb.calculator.weights import gguf_gpu_weights, sglang_weights, vllm_weights
 
 
 def _plan_vllm(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
@@ -58,7 +58,7 @@ def _plan_sglang(arch: dict, s: dict, out: dict) -> tuple[int, int, dict, int]:
     effective = sglang_aiter_fraction(fraction, ctx) if aiter else fraction
     free_at_start = s["vram_bytes"] - RUNTIME_CONTEXT
     static = math.floor(free_at_start * effective)
-    weights = cdiv(weights_bytes(arch, s["quant"]), n)  # the checkpoint as published, split evenly
+    weights = cdiv(sglang_weights(arch, s["quant"], s["vendor"], s.get("compute_capability")), n)  # split evenly
     pool = static - weights
     cell = sglang_cell(arch, s["kv_dtype"], n)
     tokens = max(pool, 0) // cell

@@ -21,4 +21,4 @@ from errorkb.calculator.sglang import (sglang_aiter_fraction, sglang_aiter_works
 from errorkb.calculator.verdict import assess, evaluate, kv_cache_for, kv_cache_per_token, plan, verdict  # noqa: F401
 from errorkb.calculator.vllm import (vllm_batched, vllm_blocks_per_request, vllm_groups, vllm_overhead,  # noqa: F401
                                      vllm_page)
-from errorkb.calculator.weights import embedding_params, gguf_gpu_weights, tensor_classes, vllm_weights, weights_bytes  # noqa: F401,E501
+from errorkb.calculator.weights import embedding_params, gguf_gpu_weights, sglang_weights, tensor_classes, vllm_weights, weights_bytes  # noqa: F401,E501

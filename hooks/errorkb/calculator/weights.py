@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from errorkb.calculator.facts import QUANTS, VLLM_MXFP4_HIDDEN_ALIGN
+from errorkb.calculator.facts import QUANTS, SGLANG_MXFP4_ALIGN, VLLM_MXFP4_HIDDEN_ALIGN
 from errorkb.calculator.layers import pad
 
 
@@ -47,6 +47,26 @@ def vllm_weights(arch: dict, quant: str) -> int:
     scale = 1.0
     if quant == "mxfp4" and arch.get("experts"):
         scale = pad(arch["hidden_size"], VLLM_MXFP4_HIDDEN_ALIGN) / arch["hidden_size"]
+    return weights_bytes(arch, quant, scale)
+
+
+def sglang_weights(arch: dict, quant: str, vendor: str = "nvidia", compute_capability: str | None = None) -> int:
+    """What SGLang loads: MXFP4 experts padded the way its MoE backend needs (facts.SGLANG_MXFP4_ALIGN).
+
+    On compute capability 10.x the FlashInfer MXFP4 backend (chosen automatically for MXFP4 checkpoints)
+    pads the expert width and the hidden size to 256; elsewhere only the expert width is padded.
+    """
+    scale = 1.0
+    if quant == "mxfp4" and arch.get("experts"):
+        inter = arch.get("expert_intermediate") or arch["hidden_size"]
+        if vendor == "amd":
+            key = "amd"
+        elif vendor == "nvidia" and (compute_capability or "").split(".")[0] == "10":
+            key = "sm100"
+        else:
+            key = "cuda"
+        align_i, align_h = SGLANG_MXFP4_ALIGN[key]
+        scale = pad(inter, align_i) * pad(arch["hidden_size"], align_h) / (inter * arch["hidden_size"])
     return weights_bytes(arch, quant, scale)
 
 

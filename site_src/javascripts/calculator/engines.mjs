@@ -53,6 +53,20 @@ export function vllmWeights(arch, quant) {
   return weightsBytes(arch, quant, scale);
 }
 
+/** What SGLang loads: MXFP4 experts padded the way its MoE backend needs (F.sglang_mxfp4_align). */
+export function sglangWeights(arch, quant, vendor = "nvidia", computeCapability = null) {
+  let scale = 1;
+  if (quant === "mxfp4" && arch.experts) {
+    const inter = arch.expert_intermediate || arch.hidden_size;
+    let key = "cuda";
+    if (vendor === "amd") key = "amd";
+    else if (vendor === "nvidia" && (computeCapability || "").split(".")[0] === "10") key = "sm100";
+    const [alignI, alignH] = F.sglang_mxfp4_align[key];
+    scale = (pad(inter, alignI) * pad(arch.hidden_size, alignH)) / (inter * arch.hidden_size);
+  }
+  return weightsBytes(arch, quant, scale);
+}
+
 export function ggufGpuWeights(arch, quant) {
   const total = weightsBytes(arch, quant);
   if (arch.tie_word_embeddings) return total;

@@ -105,5 +105,6 @@ export function checkInputs(arch, sc) {
 /** The scenario for a GPU of calculator.json; errorkb.calculator.hardware.scenario is its twin. */
 export function scenario(gpuId, gpu, engine, context, quant = null, kv = "auto", seqs = 1, gpus = 1, utilization = C.VLLM_DEFAULT_UTIL) {
   return { engine, quant, kv_dtype: kv, context, seqs, gpus, vram_bytes: gpu.memory_mib * C.MIB, vendor: gpu.vendor,
-    gpu_id: gpuId, unified_share: gpu.gpu_share_default, gpu_memory_utilization: utilization };
+    gpu_id: gpuId, compute_capability: gpu.compute_capability ?? null, unified_share: gpu.gpu_share_default,
+    gpu_memory_utilization: utilization };
 }

@@ -9,7 +9,7 @@ import { predictedErrors } from "./links.mjs";
 import {
   cdiv, fitLayers, ggufGpuWeights, llamacppCompute, llamacppFit, llamacppKv, ollamaDefaultCtx, ollamaGraph, ollamaKv,
   sglangAiterFraction, sglangAiterWorkspace, sglangCell, sglangMaxRunning, sglangMemFraction, sglangReserved, vllmBatched, vllmBlocksPerRequest, vllmGroups,
-  vllmOverhead, vllmPage, vllmWeights, weightsBytes,
+  sglangWeights, vllmOverhead, vllmPage, vllmWeights,
 } from "./engines.mjs";
 
 const sum = (obj) => Object.values(obj).reduce((a, b) => a + b, 0);
@@ -78,7 +78,7 @@ export function plan(arch, s) {
     const effective = aiter ? sglangAiterFraction(fraction, ctx) : fraction;
     const freeAtStart = s.vram_bytes - C.RUNTIME_CONTEXT;
     const staticBytes = Math.floor(freeAtStart * effective);
-    weights = cdiv(weightsBytes(arch, s.quant), n);
+    weights = cdiv(sglangWeights(arch, s.quant, s.vendor, s.compute_capability), n);
     const pool = staticBytes - weights;
     const cell = sglangCell(arch, s.kv_dtype, n);
     const tokens = Math.floor(Math.max(pool, 0) / cell);
