@@ -119,7 +119,8 @@ function start(root, $, data) {
   root.dataset.ready = "1";
 }
 
-const SHOW_GIB = { weights_gib: "weights", kv_gib: "KV cache", gpu_total_gib: "GPU memory", gpu_free_gib: "free on the GPU" };
+const SHOW_GIB = { weights_gib: "weights", kv_gib: "KV cache", cuda_graph_gib: "CUDA graphs (vLLM's estimate)",
+  gpu_total_gib: "GPU memory", gpu_free_gib: "free on the GPU" };
 const SHOW_NUM = { context: "context", seqs: "sequences", util: "utilisation", mem_fraction_static: "mem-fraction-static", tp: "GPUs" };
 
 /** Read the pasted log, fill the form from it and show the budget and the proposals (all as text, never HTML). */

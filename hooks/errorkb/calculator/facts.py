@@ -80,9 +80,11 @@ LLAMACPP_V_LESS_MLA_SINCE = "2026-01-24"
 
 # Which release each engine's numbers follow, and where they were read.
 RELEASES = {
-    "vllm": {"release": "vLLM 0.8 and later (V1 engine)",
+    "vllm": {"release": "vLLM 0.8 and later (V1 engine), checked on real logs of 0.8 to 0.21",
              "note": "--max-model-len auto (or -1) picks the largest length that fits since pull request 29431 "
-                     "(_auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py); the old V0 engine behind vllm_v0",
+                     "(_auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py); since 0.21 the CUDA-graph estimate "
+                     "is subtracted before the pool is sized (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off), "
+                     "inside the activation allowance on the 0.21 log checked; the old V0 engine behind vllm_v0",
              "source": "vllm/v1/worker/gpu_worker.py, vllm/v1/core/kv_cache_utils.py, vllm/engine/arg_utils.py"},
     "llamacpp": {"release": "llama.cpp builds from 2026-01-24 on (V-less MLA cache, --fit on by default)",
                  "note": "older builds: 32-cell padding without flash attention (llamacpp_pad), a V cache for MLA "

@@ -44,6 +44,7 @@ PATTERNS: dict[str, dict[str, list]] = {
         "kv_tokens": ["last", r"GPU KV cache size: ([\d,]+) tokens",
                       r"maximum number of tokens that can be stored in KV cache \((\d+)\)"],
         "gpu_blocks": ["last", r"#? ?GPU blocks: (\d+)"],
+        "cuda_graph_gib": ["last", r"Estimated CUDA graph memory: " + SIZE],
         "concurrency": ["last", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x"],
         "gpu_total_gib": ["first", r"total_gpu_memory=" + SIZE, r"Free memory on device \([\d.]+/([\d.]+) ?(GiB)\)"],
         "gpu_free_gib": ["first", r"Free memory on device \(([\d.]+)/[\d.]+ ?(GiB)\)"],

@@ -51,7 +51,8 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
             f"model {r.get('model') or '?'}" + (f" (entry {model_id})" if model_id else ""),
             f"GPU {r.get('gpu_name') or '?'}" + (f" (entry {gpu_id})" if gpu_id else "")]
     cpu = r.get("failure_kind") == "ollama_cpu_only"
-    for key, label in (("weights_gib", "weights"), ("kv_gib", "KV cache"), ("gpu_total_gib", "GPU memory"),
+    for key, label in (("weights_gib", "weights"), ("kv_gib", "KV cache"), ("cuda_graph_gib", "CUDA graphs (vLLM's estimate)"),
+                       ("gpu_total_gib", "GPU memory"),
                        ("gpu_free_gib", "free in system RAM" if cpu else "free on the GPU")):
         if r.get(key) is not None:
             said.append(f"{label} {r[key]:,.2f} GiB")
