@@ -124,6 +124,7 @@ export function kvNeed(r, arch, s) {
   const baseKv = r.kv_dtype || s.kv0;
   let perToken;
   if (r.needed_kv_gib && r.context) perToken = (r.needed_kv_gib * vram.GIB) / r.context;
+  else if (hybrid(r) && r.kv_gib) perToken = (r.kv_gib * vram.GIB) / (r.concurrency * r.context);
   else if (r.kv_tokens && r.kv_gib) perToken = (r.kv_gib * vram.GIB) / r.kv_tokens;
   else if (r.kv_gib && r.context) perToken = (r.kv_gib * vram.GIB) / (r.context * (r.seqs || 1));
   else return NaN;
@@ -155,11 +156,19 @@ export function room(r, s, gpuGib) {
 }
 
 /** The pool in tokens a vLLM or SGLang log printed, when s keeps the logged settings (see proposal.token_pool). */
+/** proposal.hybrid's twin: vLLM's concurrency line disagrees with its pool in tokens beyond its two decimals. */
+export function hybrid(r) {
+  if (r.engine !== "vllm" || !(r.concurrency && r.context && r.kv_tokens)) return false;
+  return Math.abs(r.concurrency * r.context - r.kv_tokens) > 0.005 * r.context + 1;
+}
+
 export function tokenPool(r, s) {
   if (!["vllm", "sglang"].includes(r.engine) || !r.kv_tokens) return null;
   const logged = asked(r);
   const same = s.kv === logged.kv && s.gpus === logged.gpus && (s.util || logged.util) === logged.util;
-  return same ? r.kv_tokens : null;
+  if (!same) return null;
+  if (hybrid(r)) return Math.floor(r.concurrency * r.context); // requests of C tokens the pool holds, hybrid layers counted
+  return r.kv_tokens;
 }
 
 export function fits(r, arch, s, gpuGib) {
@@ -218,8 +227,12 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
     const have = room(r, s, gpuGib);
     Object.assign(out, { need_bytes: null, room_bytes: Number.isNaN(have) ? null : have, starts: null });
     const best = largestContext(r, arch, { ...s, context: 1 }, gpuGib, ceiling);
-    if (best > 0) out.proposals.push({ change: "context", ...s, context: best });
-    out.note = "The log does not say which context was asked; the largest that fits is below.";
+    if (best > 0) {
+      out.proposals.push({ change: "context", ...s, context: best });
+      out.note = "The log does not say which context was asked; the largest that fits is below.";
+    } else {
+      out.note = "The log does not say which context was asked, nor enough numbers for a budget (KV size and the memory left for it).";
+    }
     return finish(r, out, s, arch, gpuGib);
   }
   const need = kvNeed(r, arch, s);

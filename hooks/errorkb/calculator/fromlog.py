@@ -21,7 +21,7 @@ DETECT = [
     ("sglang", r"KV Cache is allocated|max_total_num_tokens=|mem_fraction_static|sglang\.launch_server|Load weight end\."),
     ("ollama", r"msg=\"starting llama server\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes)\.go"),
     ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
-             r"vllm serve|gpu_memory_utilization|EngineCore|vLLM"),
+             r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM"),
     ("llamacpp", r"llama_kv_cache|llama_context|llama_new_context_with_model|load_tensors|llm_load_tensors|"
                  r"print_info|llama_model_loader|ggml_"),
 ]

@@ -32,6 +32,15 @@ def _bytes_per(kv: str) -> float:
     return size / block
 
 
+def hybrid(r: dict) -> bool:
+    """Whether a vLLM log's "Maximum concurrency for C tokens per request: X" disagrees with its "GPU KV cache size:
+    N tokens" by more than X's two printed decimals allow: then the pool's tokens are not what one request of C
+    tokens takes (sliding-window or linear-attention layers), and vLLM's own count X is the one to follow."""
+    if r["engine"] != "vllm" or not (r.get("concurrency") and r.get("context") and r.get("kv_tokens")):
+        return False
+    return abs(r["concurrency"] * r["context"] - r["kv_tokens"]) > 0.005 * r["context"] + 1
+
+
 def kv_need(r: dict, arch: dict | None, s: dict) -> float:
     """Bytes of KV cache one GPU needs for s (context, seqs, kv, gpus): the engine's arithmetic when the model is known,
     else the log's own KV size scaled by tokens and bytes per value (exact for full attention)."""
@@ -52,6 +61,8 @@ def kv_need(r: dict, arch: dict | None, s: dict) -> float:
     base_kv = r.get("kv_dtype") or s["kv0"]
     if r.get("needed_kv_gib") and r.get("context"):
         per_token = r["needed_kv_gib"] * GIB / r["context"]
+    elif hybrid(r) and r.get("kv_gib"):
+        per_token = r["kv_gib"] * GIB / (r["concurrency"] * r["context"])
     elif r.get("kv_tokens") and r.get("kv_gib"):
         per_token = r["kv_gib"] * GIB / r["kv_tokens"]
     elif r.get("kv_gib") and r.get("context"):
@@ -91,7 +102,11 @@ def token_pool(r: dict, s: dict) -> int | None:
         return None
     logged = asked(r)
     same = all(s.get(k) == logged[k] for k in ("kv", "gpus")) and (s.get("util") or logged["util"]) == logged["util"]
-    return r["kv_tokens"] if same else None
+    if not same:
+        return None
+    if hybrid(r):
+        return math.floor(r["concurrency"] * r["context"])  # requests of C tokens the pool holds, hybrid layers counted
+    return r["kv_tokens"]
 
 
 def fits(r: dict, arch: dict | None, s: dict, gpu_gib: float | None) -> bool:
@@ -142,7 +157,10 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         best = _largest_context(r, arch, {**s, "context": 1}, gpu_gib, ceiling)
         if best > 0:
             out["proposals"].append({"change": "context", **s, "context": best})
-        out["note"] = "The log does not say which context was asked; the largest that fits is below."
+            out["note"] = "The log does not say which context was asked; the largest that fits is below."
+        else:
+            out["note"] = ("The log does not say which context was asked, nor enough numbers for a budget "
+                           "(KV size and the memory left for it).")
         return _finish(r, out, s, arch, gpu_gib)
     need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
     in_bytes = not (math.isnan(need) or math.isnan(have))
