@@ -118,6 +118,7 @@ def on_post_page(output, page, config):
 def on_post_build(config):
     if _preview:
         _preview[0].prune(_build["outputs"])
+        _preview[0].settle()
         if not _preview[0].search:
             return  # Pagefind only when asked (`make serve-search`): it would stand in every save's loop
     try:

@@ -20,10 +20,10 @@ export function detect(text) {
   return null;
 }
 
-function value(m, field, first = 1) {
+function value(m, field, first = 1, defaultUnit = "GiB") {
   const raw = m[first].trim();
   if (field.endsWith("_gib")) {
-    const unit = m.length - 1 > first ? m[first + 1] || "" : "GiB";
+    const unit = m.length - 1 > first ? m[first + 1] || "" : defaultUnit;
     return Number(raw) * R.to_gib[unit];
   }
   if (R.number_fields.includes(field)) return Number(raw.replaceAll(",", ""));
@@ -31,16 +31,18 @@ function value(m, field, first = 1) {
 }
 
 function apply(table, text, out, skip = []) {
-  for (const [field, [mode, ...patterns]] of Object.entries(table)) {
+  for (const [field, [spec, ...patterns]] of Object.entries(table)) {
     if (skip.includes(field) || (out[field] !== undefined && out[field] !== null)) continue;
+    const [mode, unit = "GiB"] = spec.split(":"); // "device:MiB": sizes printed without a unit are MiB
     let values = [];
     for (const pattern of patterns) {
       const found = [...text.matchAll(new RegExp(pattern, "gm"))];
       if (mode === "device") {
         const byDevice = new Map();
-        for (const m of found) byDevice.set(m[1], value(m, field, 2));
+        for (const m of found) byDevice.set(m[1], value(m, field, 2, unit));
         values = [...byDevice.values()];
-      } else values = found.map((m) => value(m, field));
+      } else if (mode === "count") values = found.length ? [new Set(found.map((m) => m[1])).size] : [];
+      else values = found.map((m) => value(m, field, 1, unit));
       if (values.length) break;
     }
     if (values.length) {
@@ -56,6 +58,7 @@ function tidy(r) {
   if (engine === "vllm" && !has("kv_tokens") && r.gpu_blocks) r.kv_tokens = r.gpu_blocks * 16;
   if (engine === "vllm" && !has("kv_tokens") && r.concurrency && r.context) r.kv_tokens = Math.round(r.context * r.concurrency);
   if (engine === "llamacpp" && !has("kv_gib") && has("kv_total_gib")) r.kv_gib = r.kv_total_gib;
+  if ((engine === "llamacpp" || engine === "ollama") && !has("tp") && (r.devices || 0) > 1) r.tp = r.devices; // a row a GPU
   if (engine === "ollama" && r.ctx_size && !has("context")) r.context = Math.floor(r.ctx_size / (r.seqs || 1));
   if (engine === "ollama" && has("gpu_free_list")) {
     const list = r.gpu_free_list;
@@ -146,10 +149,11 @@ export function room(r, s, gpuGib) {
     return pool + weights * (1 - n0 / n);
   }
   const free = (r.gpu_free_gib || r.gpu_total_gib || gpuGib || NaN) * vram.GIB;
-  if (engine === "ollama") {
-    const fixed = (nan(r.required_gib) - (r.kv_gib || 0)) * vram.GIB;
+  if (engine === "ollama" && r.required_gib !== undefined && r.required_gib !== null) {
+    const fixed = (r.required_gib - (r.kv_gib || 0)) * vram.GIB;
     return (free * n - fixed) / n;
   }
+  // llama.cpp, and Ollama since llama-server runs inside it (its memory table, no memory.required line)
   const compute = (r.compute_gib || 0) * vram.GIB;
   const runtime = r.gpu_free_gib ? 0 : vram.C.RUNTIME_CONTEXT;
   return (free * n - weights - (compute + runtime) * n) / n;
@@ -226,10 +230,16 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   if (!s.context) {
     const have = room(r, s, gpuGib);
     Object.assign(out, { need_bytes: null, room_bytes: Number.isNaN(have) ? null : have, starts: null });
+    if (["llamacpp", "ollama"].includes(r.engine) && s.gpus === 1 && r.kv_gib !== undefined && r.kv_gib !== null && !Number.isNaN(have)) {
+      // the KV cache the log sized, at whatever context it was given, against the room the log leaves
+      Object.assign(out, { need_bytes: r.kv_gib * vram.GIB, starts: r.kv_gib * vram.GIB > 0 && r.kv_gib * vram.GIB <= have });
+    }
     const best = largestContext(r, arch, { ...s, context: 1 }, gpuGib, ceiling);
     if (best > 0) {
       out.proposals.push({ change: "context", ...s, context: best });
       out.note = "The log does not say which context was asked; the largest that fits is below.";
+    } else if (out.starts !== null) {
+      out.note = "The log does not print the context it was given, so no other context is proposed.";
     } else {
       out.note = "The log does not say which context was asked, nor enough numbers for a budget (KV size and the memory left for it).";
     }

@@ -147,8 +147,10 @@ function readPasted($, data, state, update) {
   for (const [key, label] of Object.entries(SHOW_NUM)) if (r[key] != null) said.push(`${label} ${r[key]}`);
   $("log-said").textContent = `What the log says: ${said.join("; ")}.`;
   if (p.starts != null && p.need_bytes != null && p.room_bytes != null) {
-    $("log-budget").textContent = `The KV cache for ${fmt(p.asked.context)} tokens needs ${gib(p.need_bytes)} a GPU; `
+    const what = p.asked.context ? `The KV cache for ${fmt(p.asked.context)} tokens` : "The KV cache the log sized (its context is not printed)";
+    $("log-budget").textContent = `${what} needs ${gib(p.need_bytes)} a GPU; `
       + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
+    if (p.note) $("log-budget").textContent += ` ${p.note}`;
   } else if (p.starts != null) {
     $("log-budget").textContent = `A sequence of ${fmt(p.asked.context)} tokens against the ${fmt(p.pool_tokens)} tokens `
       + `the engine's KV pool holds (as the log prints it): ${p.starts ? "it fits" : "it does not fit"}.`;

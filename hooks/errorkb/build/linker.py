@@ -44,9 +44,6 @@ class Graph:
     def entry(self, ref: Ref) -> BaseModel:
         return self.loaded.entries[ref[0]][ref[1]]
 
-    def title_key(self, ref: Ref) -> str:
-        return self.entry(ref).title.lower()
-
 
 def _suggest(wanted: str, known: list[str], renamed: dict[str, str]) -> str:
     if wanted in renamed:
@@ -184,14 +181,22 @@ def _build_indexes(graph: Graph) -> None:
                 indexes["by_tag"].setdefault(tag, {})[ref] = None
     for name, index in indexes.items():
         getattr(graph, name).update((key, list(members)) for key, members in index.items())  # filled here only
+    # Each title lowered once: the sorts below compare tens of thousands of keys in a large KB.
+    titles = {(kind, entry_id): entry.title.lower() for kind in TEXT_KINDS for entry_id, entry in graph.loaded.entries[kind].items()}
     for ids in graph.by_category.values():
-        ids.sort(key=lambda i: (graph.errors[i].title.lower(), i))
+        ids.sort(key=lambda i: (titles[("errors", i)], i))
     for index in (graph.by_tool, graph.by_tag):
         for refs in index.values():
-            refs.sort(key=lambda r: (graph.title_key(r), r))
+            refs.sort(key=lambda r: (titles[r], r))
     for ref, ids in graph.related_errors.items():
         authored = graph.entry(ref).related_errors if ref[0] == "errors" else []
-        ids.sort(key=lambda i: (i not in authored, authored.index(i) if i in authored else 0, graph.errors[i].title.lower()))
+        if not authored:
+            ids.sort(key=lambda i: titles[("errors", i)])
+            continue
+        order: dict[str, int] = {}
+        for n, target in enumerate(authored):
+            order.setdefault(target, n)
+        ids.sort(key=lambda i: (i not in order, order.get(i, 0), titles[("errors", i)]))
 
 
 def link(loaded: Loaded) -> Graph:

@@ -22,6 +22,7 @@ No mkdocs import: kb_hooks.py hands over paths and text.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -122,6 +123,18 @@ class Preview:
         self._files_used: set[str] = set()
         self._sitemap: str | None = None  # of the sitemap in the served folder (recorded once its build finished)
         self._sitemap_next: str | None = None
+        self._settled = False  # whether the first build's state was exempted from garbage collection (settle)
+
+    def settle(self) -> None:
+        """After the first build: collect once, then exempt everything alive (the cache, the theme, MkDocs' state)
+        from later garbage collections. A save allocates little next to what the first build keeps, but each
+        full collection walked all of it: at 10,000 entries a typo's rebuild took 3.15 s (median of four)
+        instead of 2.64 s frozen (bench/serve_refresh.py measures the whole loop). Objects are still freed by
+        reference counting; only cycles among the frozen ones are never collected."""
+        if not self._settled:
+            self._settled = True
+            gc.collect()
+            gc.freeze()
 
     def close(self) -> None:
         for observer in self._observers:

@@ -19,17 +19,32 @@ from errorkb.calculator import proposal
 # so Ollama comes before llama.cpp; SGLang and vLLM print lines no other engine does).
 DETECT = [
     ("sglang", r"KV Cache is allocated|max_total_num_tokens=|mem_fraction_static|sglang\.launch_server|Load weight end\."),
-    ("ollama", r"msg=\"starting llama server\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes)\.go"),
+    ("ollama", r"msg=\"starting llama server\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes|llama_server)\.go|"
+               r"[/\\]\.ollama[/\\]models[/\\]blobs|ollama(?:\.exe)? runner"),
     ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
              r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM"),
     ("llamacpp", r"llama_kv_cache|llama_context|llama_new_context_with_model|load_tensors|llm_load_tensors|"
-                 r"print_info|llama_model_loader|ggml_"),
+                 r"print_info|llama_model_loader|ggml_|common_memory_breakdown_print|common_params_fit_impl|common_fit_params|"
+                 r"fitting params to device memory"),
 ]
 
 SIZE = r"(-?[\d.]+) ?(GiB|GB|MiB|MB|B)\b"
+# llama.cpp's memory table (builds of 2026, also inside Ollama), one row a device, in MiB:
+# "| - CUDA0 (RTX 3090) | 24124 = 23860 + (15946 = 15364 + 411 + 170) + -15681 |" is total = free + (self = model +
+# context + compute) + unaccounted. _row(cell) captures that cell; with_device=True captures the device first.
+_CELLS = ("total", "free", "self", "model", "context", "compute")
+
+
+def _row(cell: str, with_device: bool = True) -> str:
+    n = {c: (r"(\d+)" if c == cell else r"\d+") for c in _CELLS}
+    device = r"((?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)" if with_device else r"(?:(?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)"
+    return (r"common_memory_breakdown_print: \|\s+- " + device + r"\b[^|\n]*\|\s*" + n["total"] + r" = " + n["free"]
+            + r" \+ \(\s*" + n["self"] + r" =\s*" + n["model"] + r" \+\s*" + n["context"] + r" \+\s*" + n["compute"] + r"\)")
+
 DEVICE = r"((?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)"
 
-# field -> how several matches combine and the patterns, tried in order. "first", "last", "sum": group 1 is the
+# field -> how several matches combine (a mode, with ":MiB" when the log prints sizes without a unit) and the
+# patterns, tried in order. "count": how many different values group 1 takes. "first", "last", "sum": group 1 is the
 # value and a size has its unit in group 2. "device": group 1 names the device, groups 2 and 3 are the size; the
 # last size of each device counts (a log with two start-ups counts the second), summed over the devices.
 PATTERNS: dict[str, dict[str, list]] = {
@@ -76,17 +91,22 @@ PATTERNS: dict[str, dict[str, list]] = {
         "n_ctx_train": ["first", r"(?:print_info|llm_load_print_meta): n_ctx_train\s+= (\d+)"],
         "kv_lora_rank": ["first", r"(?:print_info|llm_load_print_meta): n_lora_kv\s+= (\d+)"],
         "gpu_name": ["first", r"Device \d+: (?:NVIDIA )?([^,\n]+?), compute capability",
-                     r"Device \d+: (?:AMD )?([^,\n]+?), gfx\w+", r"using device \w+ \((?:NVIDIA )?([^)]+)\)"],
-        "gpu_total_gib": ["first", r"Device \d+: [^\n]*\bVRAM: " + SIZE],
-        "gpu_free_gib": ["first", r"using device \w+ \([^)]*\)(?: \([^)]*\))? - (\d+) (MiB) free"],
+                     r"Device \d+: (?:AMD )?([^,\n]+?), gfx\w+", r"using device \w+ \((?:NVIDIA )?([^)]+)\)",
+                     r"- (?:CUDA|ROCm|Vulkan|SYCL)\d+\s+: (?:NVIDIA |AMD )?([^(\n]+?) \(\d+ MiB, \d+ MiB free\)",
+                     r"common_memory_breakdown_print: \|\s+- (?:CUDA|ROCm|Vulkan|SYCL)\d+ \(([^)|]+)\)"],
+        "gpu_total_gib": ["first:MiB", r"Device \d+: [^\n]*\bVRAM: " + SIZE,
+                          r"- (?:CUDA|ROCm|Vulkan|SYCL)\d+\s+: [^(\n]+\((\d+) (MiB), \d+ MiB free\)", _row("total", False)],
+        "gpu_free_gib": ["first:MiB", r"using device \w+ \([^)]*\)(?: \([^)]*\))? - (\d+) (MiB) free",
+                         r"- (?:CUDA|ROCm|Vulkan|SYCL)\d+\s+: [^(\n]+\(\d+ MiB, (\d+) (MiB) free\)", _row("free", False)],
         "gpu_layers": ["last", r"offloaded (\d+)/\d+ layers to GPU"],
         "model_layers": ["last", r"offloaded \d+/(\d+) layers to GPU"],
-        "weights_gib": ["device", DEVICE + r" (?:model )?buffer size =\s+" + SIZE],
-        "kv_gib": ["device", DEVICE + r" KV buffer size =\s+" + SIZE],
+        "weights_gib": ["device:MiB", DEVICE + r" (?:model )?buffer size =\s+" + SIZE, _row("model")],
+        "kv_gib": ["device:MiB", DEVICE + r" KV buffer size =\s+" + SIZE, _row("context")],
         "kv_total_gib": ["last", r"KV self size\s+=\s+" + SIZE],
         "kv_dtype": ["first", r"K \((\w+)\):"],
-        "compute_gib": ["device", DEVICE + r" compute buffer size =\s+" + SIZE],
-        "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)"],
+        "compute_gib": ["device:MiB", DEVICE + r" compute buffer size =\s+" + SIZE, _row("compute")],
+        "devices": ["count", _row("total")],
+        "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)", r"\bn_ctx_seq \((\d+)\)"],
         "seqs": ["first", r"\bn_seq_max\s+= (\d+)", r"--parallel[= ](\d+)", r"\s-np (\d+)"],
         "failed_alloc_gib": ["last", r"allocating " + SIZE + r" on device", r"failed to allocate \w+ buffer of size (\d+)()"],
         "failure": ["first", r"(\w+: allocating [\d.]+ MiB on device \d+: cudaMalloc failed: out of memory)",
@@ -98,15 +118,17 @@ PATTERNS: dict[str, dict[str, list]] = {
         "library": ["first", r"msg=\"?offload(?: to \w+)?\"? library=(\w+)", r"msg=\"offload to (\w+)\""],
         "gpu_name": ["first", r"name=\"(?:NVIDIA )?([^\"]+)\" (?:libdirs=\S+ )?(?:driver=\S+ )?(?:pci_id=\S+ )?(?:type=\S+ )?total="],
         "gpu_total_gib": ["first", r"\btotal=\"" + SIZE + "\" available="],
-        "gpu_free_gib": ["first", r"memory\.available=\"\[" + SIZE, r"\" available=\"" + SIZE + "\""],
+        "gpu_free_gib": ["first", r"memory\.available=\"\[" + SIZE, r"\" available=\"" + SIZE + "\"",
+                         r"msg=\"gpu memory\"[^\n]* available=\"" + SIZE + "\""],
         "gpu_free_list": ["first", r"memory\.available=\"\[([^\]]+)\]"],
         "kv_gib": ["device", r"memory\.required\.(kv)=\"" + SIZE + "\"", r"msg=\"kv cache\" device=(\w+) size=\"" + SIZE + "\""],
         "weights_gib": ["device", r"memory\.weights\.(total)=\"" + SIZE + "\"", r"msg=\"model weights\" device=(\w+) size=\"" + SIZE + "\""],
         "graph_gib": ["device", r"memory\.graph\.(full)=\"" + SIZE + "\"", r"msg=\"compute graph\" device=(\w+) size=\"" + SIZE + "\""],
         "required_gib": ["first", r"memory\.required\.full=\"" + SIZE + "\"", r"msg=\"total memory\" size=\"" + SIZE + "\""],
-        "ctx_size": ["last", r"--ctx-size[= ](\d+)"],
+        "ctx_size": ["last", r"--ctx-size[= ](\d+)", r"\bKvSize:(\d+)"],
         "context": ["first", r"OLLAMA_CONTEXT_LENGTH:(\d+)", r"\bn_ctx_per_seq\s+= (\d+)"],
-        "seqs": ["last", r"--parallel[= ](\d+)", r"OLLAMA_NUM_PARALLEL:([1-9]\d*)", r"\bn_seq_max\s+= (\d+)"],
+        "seqs": ["last", r"--parallel[= ](\d+)", r"OLLAMA_NUM_PARALLEL:([1-9]\d*)", r"\bn_seq_max\s+= (\d+)",
+                 r"load request=\"\{[^\n]*\bParallel:(\d+)"],
         "gpu_layers": ["last", r"layers\.offload=(\d+)", r"--n-gpu-layers[= ](\d+)"],
         "model_layers": ["last", r"layers\.model=(\d+)"],
         "kv_dtype": ["first", r"OLLAMA_KV_CACHE_TYPE:(\w+)", r"K \((\w+)\):"],
@@ -150,7 +172,7 @@ FAILURES = [
 TO_GIB = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "MB": 1 / 1024, "B": 1 / 1024**3, "": 1 / 1024**3}
 NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "concurrency", "util", "context", "tp", "seqs", "batched", "estimated_max_len", "n_layer",
                  "n_head_kv", "n_embd_head_k", "n_swa", "n_ctx_train", "kv_lora_rank", "gpu_layers", "model_layers",
-                 "mem_fraction_static", "ctx_size")
+                 "mem_fraction_static", "ctx_size", "devices")
 
 
 # Words in a checkpoint's name that say how it is packaged, not which model it is.
@@ -177,10 +199,10 @@ def detect(text: str) -> str | None:
     return None
 
 
-def _value(match: re.Match, field: str, first: int = 1):
+def _value(match: re.Match, field: str, first: int = 1, default_unit: str = "GiB"):
     raw = match.group(first).strip()
     if field.endswith("_gib"):
-        unit = match.group(first + 1) if match.re.groups > first else "GiB"
+        unit = match.group(first + 1) if match.re.groups > first else default_unit
         return float(raw) * TO_GIB[unit or ""]
     if field in NUMBER_FIELDS:
         return float(raw.replace(",", ""))
@@ -188,16 +210,20 @@ def _value(match: re.Match, field: str, first: int = 1):
 
 
 def _apply(table: dict, text: str, out: dict) -> None:
-    for field, (mode, *patterns) in table.items():
+    for field, (spec, *patterns) in table.items():
         if out.get(field) is not None:
             continue
+        mode, _, unit = spec.partition(":")  # "device:MiB": sizes printed without a unit are MiB
+        unit = unit or "GiB"
         values: list = []
         for pattern in patterns:
             found = list(re.finditer(pattern, text, re.M))
             if mode == "device":
-                values = list({m.group(1): _value(m, field, 2) for m in found}.values())
+                values = list({m.group(1): _value(m, field, 2, unit) for m in found}.values())
+            elif mode == "count":  # how many different values group 1 takes (the devices of a table)
+                values = [len({m.group(1) for m in found})] if found else []
             else:
-                values = [_value(m, field) for m in found]
+                values = [_value(m, field, 1, unit) for m in found]
             if values:
                 break
         if values:
@@ -226,6 +252,8 @@ def _tidy(r: dict) -> dict:
             r["kv_gib"] = r["kv_size_gib"]
         if r.get("weights_gib") is not None and r.get("free_after_weights_gib") is not None:
             r["gpu_total_gib"] = r["weights_gib"] + r["free_after_weights_gib"]  # what the GPU had before loading
+    if engine in ("llamacpp", "ollama") and r.get("tp") is None and (r.get("devices") or 0) > 1:
+        r["tp"] = r["devices"]  # llama.cpp's memory table has a row for each GPU the model is spread over
     for key in ("context", "seqs", "tp", "kv_tokens", "gpu_layers", "model_layers", "batched"):
         if r.get(key) is not None:
             r[key] = int(r[key])

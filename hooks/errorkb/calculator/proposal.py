@@ -87,9 +87,10 @@ def room(r: dict, s: dict, gpu_gib: float | None) -> float:
             pool += (share - share0) * total
         return pool + weights * (1 - n0 / n)  # more GPUs: each holds a smaller share of the weights
     free = (r.get("gpu_free_gib") or r.get("gpu_total_gib") or gpu_gib or math.nan) * GIB
-    if engine == "ollama":
-        fixed = ((r.get("required_gib") or math.nan) - (r.get("kv_gib") or 0)) * GIB
+    if engine == "ollama" and r.get("required_gib") is not None:
+        fixed = (r["required_gib"] - (r.get("kv_gib") or 0)) * GIB
         return (free * n - fixed) / n
+    # llama.cpp, and Ollama since llama-server runs inside it (its memory table, no memory.required line)
     compute = (r.get("compute_gib") or 0) * GIB
     runtime = 0 if r.get("gpu_free_gib") else RUNTIME_CONTEXT  # "MiB free" already leaves the driver's share out
     return (free * n - weights - (compute + runtime) * n) / n
@@ -154,10 +155,15 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
     if not s["context"]:
         have = room(r, s, gpu_gib)
         out.update(need_bytes=None, room_bytes=None if math.isnan(have) else have, starts=None)
+        if r["engine"] in ("llamacpp", "ollama") and s["gpus"] == 1 and r.get("kv_gib") is not None and not math.isnan(have):
+            # the KV cache the log sized, at whatever context it was given, against the room the log leaves
+            out.update(need_bytes=r["kv_gib"] * GIB, starts=0 < r["kv_gib"] * GIB <= have)
         best = _largest_context(r, arch, {**s, "context": 1}, gpu_gib, ceiling)
         if best > 0:
             out["proposals"].append({"change": "context", **s, "context": best})
             out["note"] = "The log does not say which context was asked; the largest that fits is below."
+        elif out["starts"] is not None:
+            out["note"] = "The log does not print the context it was given, so no other context is proposed."
         else:
             out["note"] = ("The log does not say which context was asked, nor enough numbers for a budget "
                            "(KV size and the memory left for it).")

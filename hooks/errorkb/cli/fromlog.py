@@ -68,7 +68,9 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
         if r.get("failure_kind") == "ollama_cpu_only":
             verdict = "it fits in system memory" if out["starts"] else "it does not fit in system memory"
         if out.get("need_bytes") is not None and out.get("room_bytes") is not None:
-            lines.append(f"Budget: the KV cache for {out['asked']['context']:,} tokens needs {gib(out['need_bytes'])} a GPU; "
+            what = (f"the KV cache for {out['asked']['context']:,} tokens" if out["asked"]["context"]
+                    else "the KV cache the log sized (its context is not printed)")
+            lines.append(f"Budget: {what} needs {gib(out['need_bytes'])} a GPU; "
                          f"the log leaves {gib(out['room_bytes'])} for it: {verdict}.")
         else:
             lines.append(f"Budget: a sequence of {out['asked']['context']:,} tokens against the {out['pool_tokens']:,} tokens "
