@@ -219,6 +219,15 @@ export function poolFromTokens(r, arch) {
 }
 
 /** The budget the log implies and the nearest settings that start (see proposal.propose). */
+/** proposal._fit's twin: llama.cpp's own --fit projection when the log gives no budget of its own. */
+function fit(r, out) {
+  if (out.starts !== null && out.starts !== undefined) return;
+  if (r.fit_projected_gib == null || r.fit_free_gib == null) return;
+  const margin = r.fit_margin_gib || 0;
+  out.fit = { projected_bytes: r.fit_projected_gib * vram.GIB, free_bytes: r.fit_free_gib * vram.GIB, margin_bytes: margin * vram.GIB };
+  out.starts = r.fit_projected_gib + margin <= r.fit_free_gib;
+}
+
 export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const P = R.proposal;
   r = poolFromTokens(r, arch);
@@ -238,10 +247,11 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
     if (best > 0) {
       out.proposals.push({ change: "context", ...s, context: best });
       out.note = "The log does not say which context was asked; the largest that fits is below.";
-    } else if (out.starts !== null) {
-      out.note = "The log does not print the context it was given, so no other context is proposed.";
     } else {
-      out.note = "The log does not say which context was asked, nor enough numbers for a budget (KV size and the memory left for it).";
+      fit(r, out);
+      out.note = out.starts !== null
+        ? "The log does not print the context it was given, so no other context is proposed."
+        : "The log does not say which context was asked, nor enough numbers for a budget (KV size and the memory left for it).";
     }
     return finish(r, out, s, arch, gpuGib);
   }
@@ -253,7 +263,8 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
     starts: inBytes || pool !== null ? fits(r, arch, s, gpuGib) : null });
   if (pool !== null) out.pool_tokens = pool;
   else if (!inBytes) {
-    out.note = "The log does not give enough numbers for a budget (KV size and the memory left for it).";
+    fit(r, out);
+    if (out.starts === null) out.note = "The log does not give enough numbers for a budget (KV size and the memory left for it).";
     return out;
   }
   const best = largestContext(r, arch, s, gpuGib, ceiling);

@@ -151,6 +151,9 @@ function readPasted($, data, state, update) {
     $("log-budget").textContent = `${what} needs ${gib(p.need_bytes)} a GPU; `
       + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
     if (p.note) $("log-budget").textContent += ` ${p.note}`;
+  } else if (p.starts != null && p.fit) {
+    $("log-budget").textContent = `llama.cpp's own projection (--fit) at the settings it was started with, ${gib(p.fit.projected_bytes)} `
+      + `against ${gib(p.fit.free_bytes)} free, keeping ${gib(p.fit.margin_bytes)}: ${p.starts ? "it fits" : "it does not fit"}.`;
   } else if (p.starts != null) {
     $("log-budget").textContent = `A sequence of ${fmt(p.asked.context)} tokens against the ${fmt(p.pool_tokens)} tokens `
       + `the engine's KV pool holds (as the log prints it): ${p.starts ? "it fits" : "it does not fit"}.`;

@@ -106,7 +106,12 @@ PATTERNS: dict[str, dict[str, list]] = {
         "kv_dtype": ["first", r"K \((\w+)\):"],
         "compute_gib": ["device:MiB", DEVICE + r" compute buffer size =\s+" + SIZE, _row("compute")],
         "devices": ["count", _row("total")],
-        "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)", r"\bn_ctx_seq \((\d+)\)"],
+        # llama.cpp's --fit (on by default since 2026): its own projection at the settings it was started with
+        "fit_projected_gib": ["last", r"params_fit_impl: projected to use (\d+) (MiB) of device memory"],
+        "fit_free_gib": ["last", r"params_fit_impl: projected to use \d+ MiB of device memory vs\. (\d+) (MiB) of free device memory"],
+        "fit_margin_gib": ["last", r"params_fit_impl: will leave -?\d+ >= (\d+) (MiB) of free device memory"],
+        "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)", r"\bn_ctx_seq \((\d+)\)",
+                    r"\bn_ctx_slot = (\d+)"],
         "seqs": ["first", r"\bn_seq_max\s+= (\d+)", r"--parallel[= ](\d+)", r"\s-np (\d+)"],
         "failed_alloc_gib": ["last", r"allocating " + SIZE + r" on device", r"failed to allocate \w+ buffer of size (\d+)()"],
         "failure": ["first", r"(\w+: allocating [\d.]+ MiB on device \d+: cudaMalloc failed: out of memory)",

@@ -162,11 +162,13 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         if best > 0:
             out["proposals"].append({"change": "context", **s, "context": best})
             out["note"] = "The log does not say which context was asked; the largest that fits is below."
-        elif out["starts"] is not None:
-            out["note"] = "The log does not print the context it was given, so no other context is proposed."
         else:
-            out["note"] = ("The log does not say which context was asked, nor enough numbers for a budget "
-                           "(KV size and the memory left for it).")
+            _fit(r, out)
+            if out["starts"] is not None:
+                out["note"] = "The log does not print the context it was given, so no other context is proposed."
+            else:
+                out["note"] = ("The log does not say which context was asked, nor enough numbers for a budget "
+                               "(KV size and the memory left for it).")
         return _finish(r, out, s, arch, gpu_gib)
     need, have = kv_need(r, arch, s), room(r, s, gpu_gib)
     in_bytes = not (math.isnan(need) or math.isnan(have))
@@ -176,7 +178,9 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
     if pool is not None:
         out["pool_tokens"] = pool  # the budget in tokens, as the engine printed it
     elif not in_bytes:
-        out["note"] = "The log does not give enough numbers for a budget (KV size and the memory left for it)."
+        _fit(r, out)
+        if out["starts"] is None:
+            out["note"] = "The log does not give enough numbers for a budget (KV size and the memory left for it)."
         return out
     best = _largest_context(r, arch, s, gpu_gib, ceiling)
     if best > 0:
@@ -197,6 +201,16 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
                 out["proposals"].append({"change": "gpus", **s, "gpus": n})
                 break
     return _finish(r, out, s, arch, gpu_gib)
+
+
+def _fit(r: dict, out: dict) -> None:
+    """llama.cpp's own projection (--fit, on by default since 2026) when the log gives no budget of its own:
+    everything it would allocate at the settings it was started with, against the free memory it measured."""
+    if out.get("starts") is not None or r.get("fit_projected_gib") is None or r.get("fit_free_gib") is None:
+        return
+    margin = r.get("fit_margin_gib") or 0
+    out["fit"] = {"projected_bytes": r["fit_projected_gib"] * GIB, "free_bytes": r["fit_free_gib"] * GIB, "margin_bytes": margin * GIB}
+    out["starts"] = r["fit_projected_gib"] + margin <= r["fit_free_gib"]
 
 
 def _finish(r: dict, out: dict, s: dict, arch: dict | None, gpu_gib: float | None) -> dict:
