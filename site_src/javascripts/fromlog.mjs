@@ -223,7 +223,9 @@ export function poolFromTokens(r, arch) {
 function fit(r, out) {
   if (out.starts !== null && out.starts !== undefined) return;
   if (r.fit_projected_gib == null || r.fit_free_gib == null) return;
-  const margin = r.fit_margin_gib || 0;
+  const several = (r.fit_devices || 0) > 1 || (r.devices || 0) > 1;
+  if (several && r.fit_projected_gib <= r.fit_free_gib) return; // a sum over GPUs can hide a device that is over
+  const margin = several ? 0 : r.fit_margin_gib || 0;
   out.fit = { projected_bytes: r.fit_projected_gib * vram.GIB, free_bytes: r.fit_free_gib * vram.GIB, margin_bytes: margin * vram.GIB };
   out.starts = r.fit_projected_gib + margin <= r.fit_free_gib;
 }

@@ -153,7 +153,8 @@ function readPasted($, data, state, update) {
     if (p.note) $("log-budget").textContent += ` ${p.note}`;
   } else if (p.starts != null && p.fit) {
     $("log-budget").textContent = `llama.cpp's own projection (--fit) at the settings it was started with, ${gib(p.fit.projected_bytes)} `
-      + `against ${gib(p.fit.free_bytes)} free, keeping ${gib(p.fit.margin_bytes)}: ${p.starts ? "it fits" : "it does not fit"}.`;
+      + `against ${gib(p.fit.free_bytes)} free${p.fit.margin_bytes ? `, keeping ${gib(p.fit.margin_bytes)}` : " (all GPUs together)"}: `
+      + `${p.starts ? "it fits" : "it does not fit"}.`;
   } else if (p.starts != null) {
     $("log-budget").textContent = `A sequence of ${fmt(p.asked.context)} tokens against the ${fmt(p.pool_tokens)} tokens `
       + `the engine's KV pool holds (as the log prints it): ${p.starts ? "it fits" : "it does not fit"}.`;

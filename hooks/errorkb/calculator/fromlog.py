@@ -24,7 +24,7 @@ DETECT = [
     ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
              r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM"),
     ("llamacpp", r"llama_kv_cache|llama_context|llama_new_context_with_model|load_tensors|llm_load_tensors|"
-                 r"print_info|llama_model_loader|ggml_|common_memory_breakdown_print|common_params_fit_impl|common_fit_params|"
+                 r"print_info|llama_model_loader|ggml_|common_memory_breakdown_print|(?:common|llama)_params_fit(?:_impl)?|common_fit_params|"
                  r"fitting params to device memory"),
 ]
 
@@ -110,6 +110,8 @@ PATTERNS: dict[str, dict[str, list]] = {
         "fit_projected_gib": ["last", r"params_fit_impl: projected to use (\d+) (MiB) of device memory"],
         "fit_free_gib": ["last", r"params_fit_impl: projected to use \d+ MiB of device memory vs\. (\d+) (MiB) of free device memory"],
         "fit_margin_gib": ["last", r"params_fit_impl: will leave -?\d+ >= (\d+) (MiB) of free device memory"],
+        # with several GPUs it also prints one line a device; its totals then hide a device that is over
+        "fit_devices": ["count", r"params_fit_impl:\s+- ((?:CUDA|ROCm|Vulkan|SYCL)\d+) \([^)\n]*\):\s+\d+ total"],
         "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)", r"\bn_ctx_seq \((\d+)\)",
                     r"\bn_ctx_slot = (\d+)"],
         "seqs": ["first", r"\bn_seq_max\s+= (\d+)", r"--parallel[= ](\d+)", r"\s-np (\d+)"],
@@ -177,7 +179,7 @@ FAILURES = [
 TO_GIB = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "MB": 1 / 1024, "B": 1 / 1024**3, "": 1 / 1024**3}
 NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "concurrency", "util", "context", "tp", "seqs", "batched", "estimated_max_len", "n_layer",
                  "n_head_kv", "n_embd_head_k", "n_swa", "n_ctx_train", "kv_lora_rank", "gpu_layers", "model_layers",
-                 "mem_fraction_static", "ctx_size", "devices")
+                 "mem_fraction_static", "ctx_size", "devices", "fit_devices")
 
 
 # Words in a checkpoint's name that say how it is packaged, not which model it is.

@@ -208,7 +208,10 @@ def _fit(r: dict, out: dict) -> None:
     everything it would allocate at the settings it was started with, against the free memory it measured."""
     if out.get("starts") is not None or r.get("fit_projected_gib") is None or r.get("fit_free_gib") is None:
         return
-    margin = r.get("fit_margin_gib") or 0
+    several = (r.get("fit_devices") or 0) > 1 or (r.get("devices") or 0) > 1
+    if several and r["fit_projected_gib"] <= r["fit_free_gib"]:
+        return  # the projection sums several GPUs: one of them can be over while the sum fits
+    margin = 0 if several else r.get("fit_margin_gib") or 0
     out["fit"] = {"projected_bytes": r["fit_projected_gib"] * GIB, "free_bytes": r["fit_free_gib"] * GIB, "margin_bytes": margin * GIB}
     out["starts"] = r["fit_projected_gib"] + margin <= r["fit_free_gib"]
 

@@ -75,8 +75,8 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
         elif out.get("fit"):
             f = out["fit"]
             lines.append(f"Budget: llama.cpp's own projection (--fit) at the settings it was started with, "
-                         f"{gib(f['projected_bytes'])} against {gib(f['free_bytes'])} free, keeping {gib(f['margin_bytes'])}: "
-                         f"{verdict}.")
+                         f"{gib(f['projected_bytes'])} against {gib(f['free_bytes'])} free"
+                         + (f", keeping {gib(f['margin_bytes'])}" if f["margin_bytes"] else " (all GPUs together)") + f": {verdict}.")
         else:
             lines.append(f"Budget: a sequence of {out['asked']['context']:,} tokens against the {out['pool_tokens']:,} tokens "
                          f"the engine's KV pool holds (as the log prints it): {verdict}.")
