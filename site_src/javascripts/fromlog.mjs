@@ -159,13 +159,13 @@ export function room(r, s, gpuGib) {
   return (free * n - weights - (compute + runtime) * n) / n;
 }
 
-/** The pool in tokens a vLLM or SGLang log printed, when s keeps the logged settings (see proposal.token_pool). */
 /** proposal.hybrid's twin: vLLM's concurrency line disagrees with its pool in tokens beyond its two decimals. */
 export function hybrid(r) {
   if (r.engine !== "vllm" || !(r.concurrency && r.context && r.kv_tokens)) return false;
   return Math.abs(r.concurrency * r.context - r.kv_tokens) > 0.005 * r.context + 1;
 }
 
+/** The pool in tokens a vLLM or SGLang log printed, when s keeps the logged settings (see proposal.token_pool). */
 export function tokenPool(r, s) {
   if (!["vllm", "sglang"].includes(r.engine) || !r.kv_tokens) return null;
   const logged = asked(r);
@@ -218,7 +218,6 @@ export function poolFromTokens(r, arch) {
   return { ...r, kv_gib: kvNeed(r, arch, { ...s, context: r.kv_tokens, seqs: 1 }) / vram.GIB };
 }
 
-/** The budget the log implies and the nearest settings that start (see proposal.propose). */
 /** proposal._fit's twin: llama.cpp's own --fit projection when the log gives no budget of its own. */
 function fit(r, out) {
   if (out.starts !== null && out.starts !== undefined) return;
@@ -230,6 +229,7 @@ function fit(r, out) {
   out.starts = r.fit_projected_gib + margin <= r.fit_free_gib;
 }
 
+/** The budget the log implies and the nearest settings that start (see proposal.propose). */
 export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const P = R.proposal;
   r = poolFromTokens(r, arch);

@@ -190,10 +190,7 @@ def _build_indexes(graph: Graph) -> None:
             refs.sort(key=lambda r: (titles[r], r))
     for ref, ids in graph.related_errors.items():
         authored = graph.entry(ref).related_errors if ref[0] == "errors" else []
-        if not authored:
-            ids.sort(key=lambda i: titles[("errors", i)])
-            continue
-        order: dict[str, int] = {}
+        order: dict[str, int] = {}  # the author's order first (first mention), then the others by title
         for n, target in enumerate(authored):
             order.setdefault(target, n)
         ids.sort(key=lambda i: (i not in order, order.get(i, 0), titles[("errors", i)]))

@@ -128,9 +128,10 @@ class Preview:
     def settle(self) -> None:
         """After the first build: collect once, then exempt everything alive (the cache, the theme, MkDocs' state)
         from later garbage collections. A save allocates little next to what the first build keeps, but each
-        full collection walked all of it: at 10,000 entries a typo's rebuild took 3.15 s (median of four)
-        instead of 2.64 s frozen (bench/serve_refresh.py measures the whole loop). Objects are still freed by
-        reference counting; only cycles among the frozen ones are never collected."""
+        full collection walked all of it: at 10,000 entries the pipeline's rebuild after a typo took 3.15 s
+        (median of four, in one process) instead of 2.64 s frozen; bench/serve_refresh.py, which times the
+        whole loop, showed no gain clear of its noise. Objects are still freed by reference counting; only
+        cycles among the frozen ones are never collected."""
         if not self._settled:
             self._settled = True
             gc.collect()

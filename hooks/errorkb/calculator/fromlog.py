@@ -29,6 +29,8 @@ DETECT = [
 ]
 
 SIZE = r"(-?[\d.]+) ?(GiB|GB|MiB|MB|B)\b"
+GPU = r"(?:CUDA|ROCm|Vulkan|SYCL)\d+"  # a GPU as llama.cpp names its backend devices
+DEVICE = "(" + GPU + r"|Metal|MTL\d+)"  # the same, or Apple's, captured
 # llama.cpp's memory table (builds of 2026, also inside Ollama), one row a device, in MiB:
 # "| - CUDA0 (RTX 3090) | 24124 = 23860 + (15946 = 15364 + 411 + 170) + -15681 |" is total = free + (self = model +
 # context + compute) + unaccounted. _row(cell) captures that cell; with_device=True captures the device first.
@@ -37,11 +39,10 @@ _CELLS = ("total", "free", "self", "model", "context", "compute")
 
 def _row(cell: str, with_device: bool = True) -> str:
     n = {c: (r"(\d+)" if c == cell else r"\d+") for c in _CELLS}
-    device = r"((?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)" if with_device else r"(?:(?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)"
+    device = DEVICE if with_device else "(?:" + DEVICE[1:]
     return (r"common_memory_breakdown_print: \|\s+- " + device + r"\b[^|\n]*\|\s*" + n["total"] + r" = " + n["free"]
             + r" \+ \(\s*" + n["self"] + r" =\s*" + n["model"] + r" \+\s*" + n["context"] + r" \+\s*" + n["compute"] + r"\)")
 
-DEVICE = r"((?:CUDA|ROCm|Vulkan|SYCL)\d+|Metal|MTL\d+)"
 
 # field -> how several matches combine (a mode, with ":MiB" when the log prints sizes without a unit) and the
 # patterns, tried in order. "count": how many different values group 1 takes. "first", "last", "sum": group 1 is the
@@ -92,12 +93,12 @@ PATTERNS: dict[str, dict[str, list]] = {
         "kv_lora_rank": ["first", r"(?:print_info|llm_load_print_meta): n_lora_kv\s+= (\d+)"],
         "gpu_name": ["first", r"Device \d+: (?:NVIDIA )?([^,\n]+?), compute capability",
                      r"Device \d+: (?:AMD )?([^,\n]+?), gfx\w+", r"using device \w+ \((?:NVIDIA )?([^)]+)\)",
-                     r"- (?:CUDA|ROCm|Vulkan|SYCL)\d+\s+: (?:NVIDIA |AMD )?([^(\n]+?) \(\d+ MiB, \d+ MiB free\)",
-                     r"common_memory_breakdown_print: \|\s+- (?:CUDA|ROCm|Vulkan|SYCL)\d+ \(([^)|]+)\)"],
+                     "- " + GPU + r"\s+: (?:NVIDIA |AMD )?([^(\n]+?) \(\d+ MiB, \d+ MiB free\)",
+                     r"common_memory_breakdown_print: \|\s+- " + GPU + r" \(([^)|]+)\)"],
         "gpu_total_gib": ["first:MiB", r"Device \d+: [^\n]*\bVRAM: " + SIZE,
-                          r"- (?:CUDA|ROCm|Vulkan|SYCL)\d+\s+: [^(\n]+\((\d+) (MiB), \d+ MiB free\)", _row("total", False)],
+                          "- " + GPU + r"\s+: [^(\n]+\((\d+) (MiB), \d+ MiB free\)", _row("total", False)],
         "gpu_free_gib": ["first:MiB", r"using device \w+ \([^)]*\)(?: \([^)]*\))? - (\d+) (MiB) free",
-                         r"- (?:CUDA|ROCm|Vulkan|SYCL)\d+\s+: [^(\n]+\(\d+ MiB, (\d+) (MiB) free\)", _row("free", False)],
+                         "- " + GPU + r"\s+: [^(\n]+\(\d+ MiB, (\d+) (MiB) free\)", _row("free", False)],
         "gpu_layers": ["last", r"offloaded (\d+)/\d+ layers to GPU"],
         "model_layers": ["last", r"offloaded \d+/(\d+) layers to GPU"],
         "weights_gib": ["device:MiB", DEVICE + r" (?:model )?buffer size =\s+" + SIZE, _row("model")],
@@ -111,7 +112,7 @@ PATTERNS: dict[str, dict[str, list]] = {
         "fit_free_gib": ["last", r"params_fit_impl: projected to use \d+ MiB of device memory vs\. (\d+) (MiB) of free device memory"],
         "fit_margin_gib": ["last", r"params_fit_impl: will leave -?\d+ >= (\d+) (MiB) of free device memory"],
         # with several GPUs it also prints one line a device; its totals then hide a device that is over
-        "fit_devices": ["count", r"params_fit_impl:\s+- ((?:CUDA|ROCm|Vulkan|SYCL)\d+) \([^)\n]*\):\s+\d+ total"],
+        "fit_devices": ["count", r"params_fit_impl:\s+- (" + GPU + r") \([^)\n]*\):\s+\d+ total"],
         "context": ["first", r"\bn_ctx\s+= (\d+)", r"--ctx-size[= ](\d+)", r"\s-c (\d+)", r"\bn_ctx_seq \((\d+)\)",
                     r"\bn_ctx_slot = (\d+)"],
         "seqs": ["first", r"\bn_seq_max\s+= (\d+)", r"--parallel[= ](\d+)", r"\s-np (\d+)"],
