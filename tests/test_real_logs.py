@@ -32,6 +32,7 @@ CORPUS = ROOT / "tests" / "data" / "real-logs"
 FILES = sorted(CORPUS.glob("*.yaml"))
 LOGS = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in FILES}
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
+WEB_SOURCE = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/[^\s#]+$")
 SPLITS = ("train", "dev", "heldout")
 
 
@@ -55,9 +56,14 @@ def test_file_format(name, graph):
     assert set(log) <= {"expected", "source", "url", "engine_version", "split", "log"}
     assert log["expected"] is None or log["expected"] in graph.errors
     assert name.split("--")[0] == (log["expected"] or "none")
-    assert SOURCE.match(log["source"]) and log["url"].startswith("https://")
-    owner_repo, number = log["source"].split("#")
-    assert f"{owner_repo}/" in log["url"] and log["url"].rstrip("/").endswith(number)
+    assert log["url"].startswith("https://")
+    if WEB_SOURCE.match(log["source"]):  # a forum or Q&A page: its site and its own id
+        site, page = log["source"].split("/", 1)
+        assert site in log["url"] and page.split("/")[-1] in log["url"] and "github.com" not in log["url"]
+    else:
+        assert SOURCE.match(log["source"])
+        owner_repo, number = log["source"].split("#")
+        assert f"{owner_repo}/" in log["url"] and log["url"].rstrip("/").endswith(number)
     assert log["split"] in SPLITS
     assert isinstance(log["log"], str) and log["log"].strip()
 

@@ -70,6 +70,99 @@ def tree_of_html(fragment: str) -> Node:
 
 _CONVERTER: list[markdown.Markdown] = []  # one per process: making one costs more than converting a step
 
+# --- the plain-prose path: most fields are paragraphs, code spans, simple links and fenced code ---
+# For text made of those alone the tree is built here, as Python-Markdown would build it (tests compare the two on
+# every field of the KB and on generated text); anything else, or anything in doubt, goes to Python-Markdown.
+_NOT_PLAIN = re.compile(r"[\\*_\[\]<>&|~{}`^\t\r\x00-\x08\x0b-\x1f\x7f]")  # what prose outside spans and links may not hold
+_SPAN = re.compile(r"`([^`\n]+)`|\[([^\n]+?)\]\(([^\s]*?)\)")
+_LINK_TEXT = re.compile(r"[^\\*_\[\]<>&|~{}`^!\t\r\x00-\x1f\x7f]+")
+_LINK_URL = re.compile(r"[A-Za-z0-9.\-/:?=%#@+,;]+")
+_LINE_START = re.compile(r"[A-Za-z(\"']|`(?!`)")
+_FENCE_OPEN = re.compile(r"```([A-Za-z0-9_+\-]*)")
+
+
+def _plain_paragraph(lines: list[str]) -> Node | None:
+    for line in lines:
+        if not _LINE_START.match(line) or line.endswith(" "):
+            return None
+    text = "\n".join(lines)
+    children: list = []
+    at = 0
+    for match in _SPAN.finditer(text):
+        before = text[at:match.start()]
+        if _NOT_PLAIN.search(before):
+            return None
+        code, label, href = match.groups()
+        if code is not None:
+            if code[0] == " " or code[-1] == " " or text[match.end():match.end() + 1] == "`" \
+                    or (match.start() and text[match.start() - 1] == "`"):  # `a``b` is one span to Python-Markdown
+                return None
+            node = Node("code", children=[code])
+        else:
+            if not _LINK_TEXT.fullmatch(label) or label[0] == " " or label[-1] == " " or not _LINK_URL.fullmatch(href) or before.endswith("!"):
+                return None
+            node = Node("a", {"href": href}, [label])
+        if before:
+            children.append(before)
+        children.append(node)
+        at = match.end()
+    rest = text[at:]
+    if _NOT_PLAIN.search(rest):
+        return None
+    if rest:
+        children.append(rest)
+    return Node("p", children=children)
+
+
+def plain_tree(markdown_text: str) -> Node | None:
+    """The tree of a field written as paragraphs (plain words, `code` spans, [links](https://...)) and top-level
+    fenced code blocks set off by blank lines; None for anything else, which Python-Markdown then reads."""
+    lines = markdown_text.split("\n")
+    blocks: list[Node] = []
+    paragraph: list[str] = []
+    at, count = 0, len(lines)
+    while at < count:
+        line = lines[at]
+        if not line:
+            if paragraph:
+                node = _plain_paragraph(paragraph)
+                if node is None:
+                    return None
+                blocks.append(node)
+                paragraph = []
+            at += 1
+        elif line.startswith("```"):
+            opening = _FENCE_OPEN.fullmatch(line)
+            end = at + 1
+            while end < count and lines[end] != "```":
+                if "```" in lines[end] or not lines[end].strip(" ") and lines[end]:
+                    return None
+                end += 1
+            body = lines[at + 1:end]
+            if paragraph or opening is None or end == count or not body or not body[0] or not body[-1] \
+                    or (end + 1 < count and lines[end + 1]) or _NOT_PLAIN_CODE.search("\n".join(body)):
+                return None
+            code = Node("code", {"class": f"language-{opening.group(1)}"} if opening.group(1) else {}, ["\n".join(body)])
+            blocks.append(Node("pre", {"class": "highlight"}, [code]))
+            at = end + 1
+        else:
+            paragraph.append(line)
+            at += 1
+    if paragraph:
+        node = _plain_paragraph(paragraph)
+        if node is None:
+            return None
+        blocks.append(node)
+    root = Node("root")
+    for n, block in enumerate(blocks):
+        if n:
+            root.children.append("\n")
+        root.children.append(block)
+    return root
+
+
+_NOT_PLAIN_CODE = re.compile(r"[\t\r\x00-\x08\x0b-\x1f\x7f]")
+
 
 @lru_cache(maxsize=8192)
 def parse(markdown_text: str) -> Node:
@@ -78,6 +171,9 @@ def parse(markdown_text: str) -> Node:
     Cached by the text itself (snippets and JSON-LD read the same steps), so an
     edited step is parsed again; the trees are never modified.
     """
+    plain = plain_tree(markdown_text)
+    if plain is not None:
+        return plain
     if not _CONVERTER:
         _CONVERTER.append(markdown.Markdown(
             extensions=["tables", "pymdownx.highlight", "pymdownx.superfences"],

@@ -62,10 +62,20 @@ _CONVERTER: list[markdown.Markdown] = []  # one converter per process; reset bef
 _MAY_LINK = re.compile(r"\]\s*[(:\[]|[<{]|\]$", re.M)
 
 
-def _rendered(markdown_text: str) -> _Links:
+def _rendered(markdown_text: str, plain: bool = True) -> _Links:
+    """The links, images and attributes of one field as rendered. Prose that ``markup.plain_tree`` reads (plain
+    paragraphs, code spans, simple links, fenced code) renders alike with these extensions, so its links are
+    taken from that tree; anything else goes through Python-Markdown (``plain=False``: always)."""
     parser = _Links()
     if not _MAY_LINK.search(markdown_text):
         return parser
+    if plain:
+        from errorkb.build.markup import plain_tree, walk  # markup reads this module's URL rules
+
+        tree = plain_tree(markdown_text)
+        if tree is not None:
+            parser.urls = [node.attrs["href"] for node in walk(tree) if node.tag == "a"]
+            return parser
     if not _CONVERTER:
         _CONVERTER.append(markdown.Markdown(extensions=["extra", "admonition"]))
     parser.feed(_CONVERTER[0].reset().convert(markdown_text))
