@@ -88,7 +88,7 @@ _PIECES = [
     "word", "Words here", "x", "(see", "note)", "'quoted'", '"q"', "`code`", "`a|b{c}`", "` spaced `", "``double``",
     "[link](https://example.org/a)", "[two words](https://example.org/a_b#c)", "![img](https://example.org/i.png)",
     "[ref][r]", "[r]: https://example.org", "[x](javascript:alert)", "[x](<https://a.b>)", '[t](https://a.b "title")',
-    "*em*", "_em_", "snake_case", "**b**", "a|b", "<b>", "&amp;", "&", "#", "# Head", "- item", "1. item", "2) x",
+    "*em*", "_em_", "snake_case", "**b**", "a|b", "x | y", "| edge |", ":-|-:", "<b>", "&amp;", "&", "#", "# Head", "- item", "1. item", "2) x",
     "> quote", "    indented", "\t", "  ", "---", "===", "~~~", "```", "```bash", "```python title=x", "{: .c}", "{x}",
     "\\", "\\*", "!", "^", "1", "café", "\u00a0", "\u2028", ":",
 ]

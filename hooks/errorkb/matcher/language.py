@@ -228,7 +228,9 @@ def _factors_of(pattern: str) -> tuple[str, ...]:
     return tuple(_factors(parse(pattern)) or [])
 
 
+@functools.lru_cache(maxsize=4096)
 def compile(pattern: str) -> re2._Regexp:  # noqa: A001 - the module's one compiler
+    # Cached: the loader's check compiles every signature more than once; a compiled pattern is only read.
     return re2.compile(pattern, _OPTIONS)
 
 
