@@ -18,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "hooks"))
 
 from errorkb.build import jsonout, pipeline  # noqa: E402
+from errorkb.build import loader as loader_module  # noqa: E402
 from errorkb.build.cache import BuildCache  # noqa: E402
 from errorkb.build.pages import Settings  # noqa: E402
 from conftest import make_kb  # noqa: E402
@@ -138,3 +139,30 @@ def test_the_fast_json_writer_writes_what_json_dumps_writes(value):
     import json
 
     assert jsonout.dumps(value) == json.dumps(value, ensure_ascii=False, sort_keys=True, indent=1)
+
+
+def test_the_first_build_of_the_server_may_share_its_work_and_later_saves_do_not(tmp_path, monkeypatch):
+    """Under serve the first build reads and renders in forked workers (as a full build does); the cache it fills
+    must serve the next save exactly as a one-process cache would."""
+    from errorkb.build import parallel
+
+    root = make_kb(tmp_path / "kb", ROOT / "entries")
+    monkeypatch.setenv(parallel.WORKERS_ENV, "2")
+    forks = []
+    real_fork_map = parallel.fork_map
+    monkeypatch.setattr(pipeline, "fork_map", lambda *a: forks.append("products") or real_fork_map(*a))
+    monkeypatch.setattr(loader_module, "fork_map", lambda *a: forks.append("load") or real_fork_map(*a))
+    cache = BuildCache()
+    assert cache.cold
+    first = pipeline.build(root, SETTINGS, cache)
+    assert forks == ["load", "products"] and not cache.cold
+    monkeypatch.setenv(parallel.WORKERS_ENV, "0")
+    assert_same(first, pipeline.build(root, SETTINGS))
+    path = root / "entries" / "errors" / "cuda-oom-loading-model.yaml"
+    edit(path, lambda d: d.update(cause=d["cause"].replace(" the ", " teh ", 1)))
+    monkeypatch.setenv(parallel.WORKERS_ENV, "2")
+    cached = pipeline.build(root, SETTINGS, cache)
+    assert forks == ["load", "products"], "a save is made in the server's own process"
+    assert cache.made_in("files") == {"entries/errors/cuda-oom-loading-model.yaml"}
+    monkeypatch.setenv(parallel.WORKERS_ENV, "0")
+    assert_same(cached, pipeline.build(root, SETTINGS))

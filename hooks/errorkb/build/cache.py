@@ -43,6 +43,11 @@ class BuildCache:
         for name in [n for n in slot if n not in names]:
             del slot[name]
 
+    @property
+    def cold(self) -> bool:
+        """Nothing kept yet: the first build of the server, which may share its work among forked processes."""
+        return not any(self._tables.values())
+
     def start(self) -> None:
         """A new build begins: forget which items the last one made."""
         self._made = {}

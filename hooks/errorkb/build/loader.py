@@ -156,7 +156,7 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: o
     if path.suffix != ".yaml" or not re.fullmatch(pattern, entry_id):
         loaded.problems.append(problem("KB008", rel, 1, "", f"'{path.name}' must be lowercase letters, digits and single hyphens, ending in .yaml"))
         return
-    if read_ahead is not None:
+    if read_ahead is not None and cache is None:
         digest, result = read_ahead
     elif cache is None:
         digest, result = _read_file(str(path), rel, kind)
@@ -171,7 +171,10 @@ def load_file(path: Path, rel: str, kind: str, loaded: Loaded, cache=None, st: o
             return hashlib.sha256(read[0]).hexdigest()
 
         digest = cache.get("digests", rel, (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns), digest_of)
-        result = cache.get("files", rel, (kind, digest), lambda: read_entry(read[0] if read else path.read_bytes(), rel, kind))
+        if read_ahead is not None and read_ahead[0] == digest:  # the server's first build, read by forked workers
+            result = cache.get("files", rel, (kind, digest), lambda: read_ahead[1])
+        else:
+            result = cache.get("files", rel, (kind, digest), lambda: read_entry(read[0] if read else path.read_bytes(), rel, kind))
     loaded.docs[(kind, entry_id)] = result.doc
     loaded.files[(kind, entry_id)] = rel
     loaded.digests[(kind, entry_id)] = digest
@@ -259,8 +262,8 @@ def load(root: Path, only: list[Path] | None = None, cache=None, parallel: bool 
     """Load every entry under ``root/entries``. ``only`` limits which entry files report problems.
 
     ``cache`` (a pipeline ``BuildCache``, under ``mkdocs serve``) keeps each file's result by its bytes.
-    ``parallel`` (without a cache): read and validate the files in forked workers when there are enough of
-    them (errorkb.build.parallel); the result is the same.
+    ``parallel`` (without a cache, or with one that holds nothing yet): read and validate the files in forked
+    workers when there are enough of them (errorkb.build.parallel); the result is the same.
     """
     root = root.resolve()
     entries_dir = root / "entries"
@@ -283,7 +286,7 @@ def load(root: Path, only: list[Path] | None = None, cache=None, parallel: bool 
             loaded.problems.append(problem("KB009", rel, 1, "", f"the taxonomy file {rel} is missing"))
     walked = _walk(entries_dir)
     ahead: dict = {}
-    if cache is None and parallel:
+    if parallel and (cache is None or cache.cold):
         wanted = [(str(p), "/".join(("entries",) + parts), parts[0]) for p, parts, st in walked[:MAX_FILES + 1]
                   if len(parts) == 2 and parts[0] in schema.KINDS and st is not None and stat.S_ISREG(st.st_mode)
                   and p.suffix == ".yaml" and p.stem not in schema.RESERVED_IDS]

@@ -207,7 +207,8 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
     """
     if cache is not None:
         cache.start()
-    loaded = load(root, cache=cache, parallel=cache is None)
+    first = cache is None or cache.cold  # a full build, or the server's first: per-entry work may be shared out
+    loaded = load(root, cache=cache, parallel=first)
     graph = link(loaded)
     site = Site(graph=graph, problems=sorted(loaded.problems + graph.problems + broken_urls(graph), key=Problem.sort_key))
     if site.problems:
@@ -220,7 +221,7 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
     def api_file(graph: Graph, settings: Settings, kind: str, entry_id: str, links_to: dict) -> GeneratedFile:
         return entry_file(graph, settings, kind, entry_id, links_to, snips_of(kind, entry_id))
 
-    workers = workers_for(len(graph.errors) + len(graph.guides)) if cache is None else 0
+    workers = workers_for(len(graph.errors) + len(graph.guides)) if first else 0
     if workers:
         made = parallel_products(graph, settings, workers)
 
