@@ -73,6 +73,7 @@ _CONVERTER: list[markdown.Markdown] = []  # one per process: making one costs mo
 # --- the plain-prose path: most fields are paragraphs, code spans, simple links and fenced code ---
 # For text made of those alone the tree is built here, as Python-Markdown would build it (tests compare the two on
 # every field of the KB and on generated text); anything else, or anything in doubt, goes to Python-Markdown.
+#
 # What prose outside spans and links may not hold. A '|' may stay: a paragraph is a table only when its second line
 # is a row of '|', ':', '-' and spaces, and no line of a plain paragraph starts with any of those.
 _NOT_PLAIN = re.compile(r"[\\*_\[\]<>&~{}`^\t\r\x00-\x08\x0b-\x1f\x7f]")
@@ -81,6 +82,7 @@ _LINK_TEXT = re.compile(r"[^\\*_\[\]<>&|~{}`^!\t\r\x00-\x1f\x7f]+")
 _LINK_URL = re.compile(r"[A-Za-z0-9.\-/:?=%#@+,;]+")
 _LINE_START = re.compile(r"[A-Za-z(\"']|`(?!`)")
 _FENCE_OPEN = re.compile(r"```([A-Za-z0-9_+\-]*)")
+_NOT_PLAIN_CODE = re.compile(r"[\t\r\x00-\x08\x0b-\x1f\x7f]")  # what a fenced block may not hold
 
 
 def _plain_paragraph(lines: list[str]) -> Node | None:
@@ -161,9 +163,6 @@ def plain_tree(markdown_text: str) -> Node | None:
             root.children.append("\n")
         root.children.append(block)
     return root
-
-
-_NOT_PLAIN_CODE = re.compile(r"[\t\r\x00-\x08\x0b-\x1f\x7f]")
 
 
 @lru_cache(maxsize=8192)
