@@ -76,9 +76,10 @@ _CONVERTER: list[markdown.Markdown] = []  # one per process: making one costs mo
 #
 # What prose outside spans and links may not hold. A '|' may stay: a paragraph is a table only when its second line
 # is a row of '|', ':', '-' and spaces, and no line of a plain paragraph starts with any of those.
-_NOT_PLAIN = re.compile(r"[\\*_\[\]<>&~{}`^\t\r\x00-\x08\x0b-\x1f\x7f]")
+_SPECIAL = r"\\*_\[\]<>&~{}`^\t\r\x00-\x08\x0b-\x1f\x7f"
+_NOT_PLAIN = re.compile("[" + _SPECIAL + "]")
 _SPAN = re.compile(r"`([^`\n]+)`|\[([^\n]+?)\]\(([^\s]*?)\)")
-_LINK_TEXT = re.compile(r"[^\\*_\[\]<>&|~{}`^!\t\r\x00-\x1f\x7f]+")
+_LINK_TEXT = re.compile("[^" + _SPECIAL + "|!]+")  # a link's text (never a line break: _SPAN stops at one)
 _LINK_URL = re.compile(r"[A-Za-z0-9.\-/:?=%#@+,;]+")
 _LINE_START = re.compile(r"[A-Za-z(\"']|`(?!`)")
 _FENCE_OPEN = re.compile(r"```([A-Za-z0-9_+\-]*)")

@@ -30,7 +30,8 @@ DETECT = [
 
 SIZE = r"(-?[\d.]+) ?(GiB|GB|MiB|MB|B)\b"
 GPU = r"(?:CUDA|ROCm|Vulkan|SYCL)\d+"  # a GPU as llama.cpp names its backend devices
-DEVICE = "(" + GPU + r"|Metal|MTL\d+)"  # the same, or Apple's, captured
+_ANY_DEVICE = GPU + r"|Metal|MTL\d+"  # the same, or Apple's
+DEVICE = "(" + _ANY_DEVICE + ")"  # captured
 # llama.cpp's memory table (builds of 2026, also inside Ollama), one row a device, in MiB:
 # "| - CUDA0 (RTX 3090) | 24124 = 23860 + (15946 = 15364 + 411 + 170) + -15681 |" is total = free + (self = model +
 # context + compute) + unaccounted. _row(cell) captures that cell; with_device=True captures the device first.
@@ -39,7 +40,7 @@ _CELLS = ("total", "free", "self", "model", "context", "compute")
 
 def _row(cell: str, with_device: bool = True) -> str:
     n = {c: (r"(\d+)" if c == cell else r"\d+") for c in _CELLS}
-    device = DEVICE if with_device else "(?:" + DEVICE[1:]
+    device = DEVICE if with_device else "(?:" + _ANY_DEVICE + ")"
     return (r"common_memory_breakdown_print: \|\s+- " + device + r"\b[^|\n]*\|\s*" + n["total"] + r" = " + n["free"]
             + r" \+ \(\s*" + n["self"] + r" =\s*" + n["model"] + r" \+\s*" + n["context"] + r" \+\s*" + n["compute"] + r"\)")
 
