@@ -32,8 +32,12 @@ _SLOW = markdown.Markdown(
 )
 
 
+def slow_html(text: str) -> str:
+    return _SLOW.reset().convert(text)
+
+
 def slow_tree(text: str) -> markup.Node:
-    return markup.tree_of_html(_SLOW.reset().convert(text))
+    return markup.tree_of_html(slow_html(text))
 
 
 def _strings(value):
@@ -141,3 +145,18 @@ def test_a_hostile_link_is_refused_on_either_path():
     for text in ["Click [here](javascript:alert) now.", "Click [here](javascript:alert(1)) now.", "Click [here](data:text/html,x) now."]:
         codes = [code for code, _ in safety.check_markdown(text)]
         assert "KB017" in codes, text
+
+
+@pytest.mark.parametrize("text, flagged", [
+    ("Run this:\n```bash\nx\n```", True),  # opened against a paragraph: the block lands inside the <p>
+    ("Run this:\n\n```bash\nx\n```\nThen that.", True),  # closed against a paragraph
+    ("Run this:\n\n```bash\nx\n```\n\nThen that.", False),
+    ("```bash\nx\n```", False),  # the field's own start and end count as blank
+    ("````md\n```bash\nx\n```\n````", False),  # a shorter fence inside a longer one is code, not a fence
+    ("- a step:\n  ```bash\n  x\n  ```\n- the next", False),  # blocks under list items are rendered inside the <li>
+])
+def test_a_code_block_must_be_set_off_by_blank_lines(text, flagged):
+    codes = [code for code, _ in safety.check_markdown(text)]
+    assert ("KB031" in codes) == flagged, text
+    if flagged:  # the reason, shown by Python-Markdown itself: the block is rendered inside a paragraph
+        assert "<p>" in slow_html(text).split("<pre")[0].rsplit("</p>", 1)[-1]

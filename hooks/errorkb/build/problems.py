@@ -53,6 +53,7 @@ CODES: dict[str, Code] = {
         Code("KB028", "an id or alias is reserved for a page the site generates", "pick another id; index and review pages own these addresses"),
         Code("KB029", "an image from outside the KB", "images must be files of the KB itself, linked by a relative path"),
         Code("KB030", "the signature is too generic", "quote more of the message: every match must contain enough literal text to identify this error"),
+        Code("KB031", "a code block touches a line of text", "leave a blank line before the ``` that opens a code block and after the one that closes it"),
     ]
 }
 

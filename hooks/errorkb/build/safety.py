@@ -116,7 +116,36 @@ def check_markdown(value: str) -> list[tuple[str, str]]:
     for src in rendered.images:
         if not _is_local(src):
             found.append(("KB029", f"the image {src[:60]!r} is not a file of the KB"))
+    fence = _fence_against_text(value)
+    if fence:
+        found.append(("KB031", fence))
     return found
+
+
+_FENCE_LINE = re.compile(r"(`{3,}|~{3,})(.*)")
+
+
+def _fence_against_text(value: str) -> str | None:
+    """A code block at the left margin must have a blank line (or the start or end of the field) on both sides.
+
+    Without one, Markdown keeps the block inside the paragraph next to it: the page shows a code block inside
+    a <p>, which browsers and every other reader of the text (snippets, email copies, the API) break apart.
+    Blocks indented under a list item are not concerned.
+    """
+    lines = value.split("\n")
+    opening = ""
+    for number, line in enumerate(lines):
+        found = _FENCE_LINE.match(line)
+        if not opening:
+            if found:
+                opening = found.group(1)
+                if number and lines[number - 1].strip():
+                    return f"the code block opened on line {number + 1} of the text follows a line of text"
+        elif found and found.group(1)[0] == opening[0] and len(found.group(1)) >= len(opening) and not found.group(2).strip():
+            opening = ""
+            if number + 1 < len(lines) and lines[number + 1].strip():
+                return f"the code block closed on line {number + 1} of the text is followed by a line of text"
+    return None
 
 
 def _is_local(url: str) -> bool:
