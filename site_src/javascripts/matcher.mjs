@@ -44,6 +44,11 @@ function first(patterns, flat, lower) {
   return null;
 }
 
+/** Whether two of the spans share no character, as score._apart: only then does a second signature corroborate. */
+function apart(spans) {
+  return spans.some((a, i) => spans.slice(i + 1).some((b) => a.end <= b.start || b.end <= a.start));
+}
+
 function score(entry, flat, lower, w) {
   const hits = entry.signatures.map((p) => search(p, flat, lower)).filter(Boolean);
   if (!hits.length) return null;
@@ -51,7 +56,7 @@ function score(entry, flat, lower, w) {
   const strength = Math.max(...spans.map((s) => Math.min(1, (s.end - s.start) / w.strong_chars)));
   const start = Math.min(...spans.map((s) => s.start));
   let value = w.base + w.strength * strength;
-  if (hits.length > 1) value += w.corroboration;
+  if (apart(spans)) value += w.corroboration;
   if (entry.context.length) {
     const found = first(entry.context, flat, lower);
     if (found) {

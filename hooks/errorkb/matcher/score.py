@@ -8,7 +8,8 @@ How an entry scores, on the normalised log (normalise.py):
 
 - one of its signatures must match; the longer the matched text, the stronger
   the evidence (a match of STRONG_CHARS characters or more counts fully), and
-  a second signature of the same entry corroborates it;
+  a second signature of the same entry corroborates it, when the two matches
+  do not overlap (two patterns on the same characters are one piece of evidence);
 - an entry with ``context`` patterns gains when one is found in the same log
   and loses when none is (that is how the two CUDA OOM entries, which share
   their message, are told apart: weight-loading frames or forward frames);
@@ -149,6 +150,11 @@ def round3(value: float) -> float:
     return math.floor(value * 1000 + 0.5) / 1000
 
 
+def _apart(spans: list[Span]) -> bool:
+    """Whether two of the spans share no character: what lets a second signature corroborate the first."""
+    return any(a.end <= b.start or b.end <= a.start for i, a in enumerate(spans) for b in spans[i + 1:])
+
+
 def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Span]] | None:
     hits = [m for m in (rx.search(flat, lower) for rx in entry.signatures) if m]
     if not hits:
@@ -157,7 +163,7 @@ def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Spa
     strength = max(min(1.0, (m.end() - m.start()) / STRONG_CHARS) for m in hits)
     first = min(m.start() for m in hits)
     score = BASE + STRENGTH * strength
-    if len(hits) > 1:
+    if _apart(spans):
         score += CORROBORATION
     if entry.context:
         found = next((m for m in (rx.search(flat, lower) for rx in entry.context) if m), None)
