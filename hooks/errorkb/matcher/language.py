@@ -187,6 +187,9 @@ def check(pattern: str, kind: str = "signatures") -> str | None:
     reason = _escapes(pattern)
     if reason:
         return f"not in the signature language: {reason}"
+    if not pattern.isascii():
+        return ("not in the signature language: a character outside ASCII (the two engines fold case alike only for "
+                "ASCII; quote the ASCII part of the message, and stand for other text with a class such as [^ -~\\s])")
     if _GROUP.search(pattern):
         return "not in the signature language: only (?:...) groups; no inline flags, named groups or lookaround"
     try:
