@@ -85,6 +85,9 @@ function tidy(r) {
   if (r.failure_kind === null && engine === "ollama" && r.library === "cpu") {
     r.failure_kind = "ollama_cpu_only"; r.error_id = "ollama-gpu-not-used";
   }
+  if (r.failure_kind === null && engine === "llamacpp" && r.gpu_layers === 0 && (r.model_layers || 0) > 0) {
+    r.failure_kind = "llamacpp_cpu_only"; // no layer on a GPU: the model is in system RAM (see fromlog.py)
+  }
   return r;
 }
 

@@ -160,7 +160,10 @@ function readPasted($, data, state, update) {
       + `the engine's KV pool holds (as the log prints it): ${p.starts ? "it fits" : "it does not fit"}.`;
   } else if (p.note) $("log-budget").textContent = p.note;
   if (r.failure) $("log-failure").textContent = `Why it failed: ${r.failure}`;
-  else if (r.failure_kind === "ollama_cpu_only") {
+  else if (r.failure_kind === "llamacpp_cpu_only") {
+    $("log-failure").textContent = `No layer is on a GPU (0 of ${r.model_layers} offloaded): llama.cpp keeps the model in system RAM `
+      + "and runs it on the CPU (-ngl 0, a build without GPU support, or --fit found no room on the GPU).";
+  } else if (r.failure_kind === "ollama_cpu_only") {
     $("log-failure").textContent = "Ollama found no GPU it can use (library=cpu): the memory figures are system RAM and the model runs on the CPU.";
   }
   if (r.error_id && data.errors[r.error_id]) {

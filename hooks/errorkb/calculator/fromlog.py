@@ -277,6 +277,9 @@ def _tidy(r: dict) -> dict:
     if r["failure_kind"] is None and engine == "ollama" and r.get("library") == "cpu":
         # Ollama planned for system RAM: it found no GPU it can use (its memory.available is then RAM)
         r["failure_kind"], r["error_id"] = "ollama_cpu_only", "ollama-gpu-not-used"
+    if r["failure_kind"] is None and engine == "llamacpp" and r.get("gpu_layers") == 0 and (r.get("model_layers") or 0) > 0:
+        # no layer on a GPU (-ngl 0, a build without GPU support, or --fit found no room): the model is in system RAM
+        r["failure_kind"] = "llamacpp_cpu_only"
     return r
 
 

@@ -86,6 +86,9 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
         lines.append(f"Why it failed: {r['failure']}")
     if r.get("failure_kind") == "ollama_cpu_only":
         lines.append(CPU_ONLY)
+    if r.get("failure_kind") == "llamacpp_cpu_only":
+        lines.append(LLAMACPP_CPU_ONLY.format(layers=r["model_layers"]))
+        lines.append(f"  if a GPU was meant to be used: {site_url}{page_url('guides', 'gpu-not-used')}")
     if r.get("error_id"):
         lines.append(f"  explained at {site_url}{page_url('errors', r['error_id'])}")
     if out["proposals"]:
@@ -97,6 +100,8 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
     return "\n".join(lines)
 
 
+LLAMACPP_CPU_ONLY = ("No layer is on a GPU (0 of {layers} offloaded): llama.cpp keeps the model in system RAM and runs it "
+                     "on the CPU (-ngl 0, a build without GPU support, or --fit found no room on the GPU).")
 CPU_ONLY = ("Ollama found no GPU it can use (library=cpu): the memory figures are system RAM and the model runs "
             "on the CPU.")
 
