@@ -19,6 +19,8 @@ export function compileIndex(index) {
     id: e.id, title: e.title, url: e.url, wrapper: Boolean(e.w),
     signatures: patterns(e.s, e.sf),
     context: patterns(e.c || [], e.cf),
+    unless: patterns(e.u || [], e.uf),
+    contextRequired: Boolean(e.r),
   }));
   return Object.assign(entries, { weights: index.weights, confident: index.confident });
 }
@@ -57,8 +59,11 @@ function score(entry, flat, lower, w) {
   const start = Math.min(...spans.map((s) => s.start));
   let value = w.base + w.strength * strength;
   if (apart(spans)) value += w.corroboration;
-  if (entry.context.length) {
-    const found = first(entry.context, flat, lower);
+  let found = null;
+  if (entry.unless.length && first(entry.unless, flat, lower)) {
+    value -= w.context_missing;
+  } else if (entry.context.length) {
+    found = first(entry.context, flat, lower);
     if (found) {
       spans.push({ start: found.index, end: found.index + found.length, kind: "context" });
       value += w.context_found;
@@ -66,6 +71,7 @@ function score(entry, flat, lower, w) {
       value -= w.context_missing;
     }
   }
+  if (entry.contextRequired && !found) value -= w.context_required;
   value += w.early * (1 - start / flat.length);
   return { value, start, spans };
 }

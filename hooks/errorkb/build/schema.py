@@ -122,6 +122,14 @@ class ErrorEntry(EntryBase):
         default=[],
         description="Optional patterns that, found in the same log, show that this entry rather than a sibling with the same message is the one (e.g. weight-loading frames for an OOM at load time).",
     )
+    unless: Annotated[list[Signature], Field(max_length=20)] = Field(
+        default=[],
+        description="Optional patterns that, found in the same log, show that a sibling with the same message is the one (e.g. training frames for an OOM that a serving entry would otherwise claim): the entry then scores as if none of its context were found.",
+    )
+    context_required: bool = Field(
+        default=False,
+        description="True when the message alone belongs to a more general sibling: without one of this entry's context patterns in the log, it is not shown as a confident match (e.g. the training OOM entry needs training frames).",
+    )
     wrapper: bool = Field(
         default=False,
         description="True when this error usually reports an earlier one (e.g. a dead engine): the matcher ranks root causes above it.",
@@ -140,6 +148,13 @@ class ErrorEntry(EntryBase):
     def _unique_signatures(cls, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):
             raise ValueError("the same signature is listed twice")
+        return value
+
+    @field_validator("context_required")
+    @classmethod
+    def _context_to_require(cls, value: bool, info) -> bool:
+        if value and not info.data.get("context"):
+            raise ValueError("context_required is true but the entry lists no `context` patterns; add them or remove context_required")
         return value
 
 

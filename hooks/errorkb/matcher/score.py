@@ -11,8 +11,13 @@ How an entry scores, on the normalised log (normalise.py):
   a second signature of the same entry corroborates it, when the two matches
   do not overlap (two patterns on the same characters are one piece of evidence);
 - an entry with ``context`` patterns gains when one is found in the same log
-  and loses when none is (that is how the two CUDA OOM entries, which share
+  and loses when none is (that is how the CUDA OOM entries, which share
   their message, are told apart: weight-loading frames or forward frames);
+  an ``unless`` pattern found in the log (a sibling's stronger evidence, such
+  as training frames around a forward frame) makes it lose as if no context
+  were found; an entry with ``context_required`` loses more without its
+  context, enough to fall below the confidence threshold, so a bare shared
+  message goes to the general sibling;
 - the earlier the message appears, the likelier it is the root cause;
 - a ``wrapper`` entry (a dead engine, a failed worker, an NCCL watchdog) is
   demoted below every root cause found in the same log, so it is listed but
@@ -43,8 +48,8 @@ INDEX_VERSION = 1
 CONFIDENT = 0.7  # at or above: shown as a confident match
 # The scoring weights: their one home. They travel in matcher.json ("weights"), which the browser reads.
 WEIGHTS = {"strong_chars": 20, "base": 0.5, "strength": 0.3, "corroboration": 0.04, "context_found": 0.12,
-           "context_missing": 0.08, "early": 0.04, "wrapper_factor": 0.5}
-STRONG_CHARS, BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY, WRAPPER_FACTOR = WEIGHTS.values()
+           "context_missing": 0.08, "early": 0.04, "wrapper_factor": 0.5, "context_required": 0.2}
+STRONG_CHARS, BASE, STRENGTH, CORROBORATION, CONTEXT_FOUND, CONTEXT_MISSING, EARLY, WRAPPER_FACTOR, CONTEXT_REQUIRED = WEIGHTS.values()
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,8 @@ class Compiled:
     wrapper: bool
     signatures: tuple[Pattern, ...]
     context: tuple[Pattern, ...]
+    unless: tuple[Pattern, ...] = ()
+    context_required: bool = False
 
 
 def matcher_index(graph: Graph, memo=None) -> dict:
@@ -111,6 +118,11 @@ def _record(graph: Graph, entry_id: str) -> dict:
     if entry.context:
         record["c"] = list(entry.context)
         record["cf"] = [language.factors(p) for p in entry.context]
+    if entry.unless:
+        record["u"] = list(entry.unless)
+        record["uf"] = [language.factors(p) for p in entry.unless]
+    if entry.context_required:
+        record["r"] = 1
     if entry.wrapper:
         record["w"] = 1
     if entry.applies_to:
@@ -132,6 +144,8 @@ def compile_index(index: dict) -> list[Compiled]:
             id=e["id"], title=e["title"], url=e["url"], wrapper=bool(e.get("w")),
             signatures=_patterns(e["s"], e.get("sf")),
             context=_patterns(e.get("c", []), e.get("cf")),
+            unless=_patterns(e.get("u", []), e.get("uf")),
+            context_required=bool(e.get("r")),
         )
         for e in index["entries"]
     ]
@@ -165,13 +179,19 @@ def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Spa
     score = BASE + STRENGTH * strength
     if _apart(spans):
         score += CORROBORATION
-    if entry.context:
+    against = entry.unless and next((m for m in (rx.search(flat, lower) for rx in entry.unless) if m), None)
+    found = None
+    if against:
+        score -= CONTEXT_MISSING
+    elif entry.context:
         found = next((m for m in (rx.search(flat, lower) for rx in entry.context) if m), None)
         if found:
             spans.append(Span(found.start(), found.end(), "context"))
             score += CONTEXT_FOUND
         else:
             score -= CONTEXT_MISSING
+    if entry.context_required and not found:
+        score -= CONTEXT_REQUIRED
     score += EARLY * (1 - first / len(flat))
     return score, first, spans
 
