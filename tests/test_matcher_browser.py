@@ -61,7 +61,7 @@ def test_the_box_is_labelled_for_screen_readers(page, site_server):
     assert page.locator("label[for=kb-paste-input]").inner_text() == "Paste your error"
     assert box.get_attribute("aria-describedby") == "kb-paste-help"
     assert page.locator("#kb-paste .kb-paste__status").get_attribute("aria-live") == "polite"
-    page.fill("#kb-paste-input", "ValueError: a message that belongs to no entry")
+    page.fill("#kb-paste-input", "ValueError: the quux frobnicator wibbled")
     page.locator(".kb-paste__status", has_text="No entry matches").wait_for()
     assert page.locator(".kb-paste__result").count() == 0
 
