@@ -102,7 +102,7 @@ def _content_problems(data: dict, doc: YamlDoc, rel: str, kind: str) -> list[Pro
 def _signature_problems(data: dict, doc: YamlDoc, rel: str) -> list[Problem]:
     out = []
     safe = []
-    lists = {name: data.get(name) if isinstance(data.get(name), list) else [] for name in ("signatures", "context", "unless")}
+    lists = {name: data.get(name) if isinstance(data.get(name), list) else [] for name in language.PATTERN_FIELDS}
     for name, patterns in lists.items():
         for index, pattern in enumerate(patterns):
             if not isinstance(pattern, str):

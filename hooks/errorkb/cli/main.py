@@ -40,7 +40,7 @@ def _browser_problems(loaded, root: Path) -> list[Problem]:
     """KB019 for every signature that the browser's engine (re2js) would refuse, though RE2 in Python took it."""
     where = {}
     for entry_id, entry in loaded.entries["errors"].items():
-        for name in ("signatures", "context", "unless"):
+        for name in language.PATTERN_FIELDS:
             for index, pattern in enumerate(getattr(entry, name)):
                 where.setdefault(pattern, []).append((entry_id, name, index))
     refused = language.browser_refusals(sorted(where), root)

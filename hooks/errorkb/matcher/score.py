@@ -169,6 +169,11 @@ def _apart(spans: list[Span]) -> bool:
     return any(a.end <= b.start or b.end <= a.start for i, a in enumerate(spans) for b in spans[i + 1:])
 
 
+def _first(patterns: tuple[Pattern, ...], flat: str, lower: str):
+    """The first match of the first pattern that matches, or None (matcher.mjs's first())."""
+    return next((m for m in (rx.search(flat, lower) for rx in patterns) if m), None)
+
+
 def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Span]] | None:
     hits = [m for m in (rx.search(flat, lower) for rx in entry.signatures) if m]
     if not hits:
@@ -179,12 +184,11 @@ def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Spa
     score = BASE + STRENGTH * strength
     if _apart(spans):
         score += CORROBORATION
-    against = entry.unless and next((m for m in (rx.search(flat, lower) for rx in entry.unless) if m), None)
     found = None
-    if against:
+    if _first(entry.unless, flat, lower):
         score -= CONTEXT_MISSING
     elif entry.context:
-        found = next((m for m in (rx.search(flat, lower) for rx in entry.context) if m), None)
+        found = _first(entry.context, flat, lower)
         if found:
             spans.append(Span(found.start(), found.end(), "context"))
             score += CONTEXT_FOUND
