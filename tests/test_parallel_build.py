@@ -4,11 +4,12 @@ process gives, pages, files and problems alike."""
 
 from __future__ import annotations
 
+import pickle
 import shutil
 
 from conftest import ROOT
 
-from errorkb.build import loader, parallel, pipeline
+from errorkb.build import jsonout, loader, parallel, pipeline
 
 
 def _site(root, monkeypatch, workers: str):
@@ -49,3 +50,13 @@ def test_broken_files_give_the_same_problems_in_two_processes(tmp_path, monkeypa
     assert one.digests == two.digests and one.files == two.files
     assert {k: {i: e.model_dump() for i, e in v.items()} for k, v in one.entries.items()} == \
         {k: {i: e.model_dump() for i, e in v.items()} for k, v in two.entries.items()}
+
+
+def test_a_written_record_crosses_between_processes_whole():
+    # The forked workers hand each entry's index records back as jsonout fragments: a fragment that lost its value
+    # or depth on the way would make the parent write a different file (or, unpicklable, stop the pool).
+    record = {"id": "x", "title": "a \"quoted\" <title>", "tools": ["vllm", "ollama"], "n": 3}
+    sent = jsonout.fragment(record, 2)
+    back = pickle.loads(pickle.dumps(sent))
+    assert type(back) is jsonout.Fragment and (back.value, back.level) == (record, 2)
+    assert str(back) == str(sent) and jsonout.dumps({"entries": [back]}) == jsonout.dumps({"entries": [record]})

@@ -48,6 +48,11 @@ def index_record(graph: Graph, settings: Settings, kind: str, entry_id: str) -> 
     }
 
 
+def index_fragment(graph: Graph, settings: Settings, kind: str, entry_id: str):
+    """One entry's record in entries.json, written as JSON once (``jsonout.Fragment``)."""
+    return fragment(index_record(graph, settings, kind, entry_id), 2)
+
+
 def _forms(snip: dict) -> dict:
     """``email`` (the plain text, as since version 1) and ``snippet`` with every form."""
     return {"email": snip["text"], "snippet": {f: snip[f] for f in FORMATS}}
@@ -91,7 +96,7 @@ def export_api(graph: Graph, settings: Settings, make_entry_file, memo=None) -> 
     if memo is None:
         records = [index_record(graph, settings, kind, i) for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     else:
-        records = [memo("index-records", (kind, i), (settings, graph.loaded.digests[(kind, i)]), lambda kind=kind, i=i: fragment(index_record(graph, settings, kind, i), 2))
+        records = [memo("index-records", (kind, i), (settings, graph.loaded.digests[(kind, i)]), lambda kind=kind, i=i: index_fragment(graph, settings, kind, i))
                    for kind in kinds for i in sorted(graph.loaded.entries[kind])]
     files = [GeneratedFile(f"{API}/entries.json", dump({"version": VERSION, "count": len(records), "entries": records}))]
     links_to = graph.linked_from  # built once, by the linker

@@ -35,6 +35,9 @@ class Fragment(str):
         made.value, made.level = value, level
         return made
 
+    def __reduce__(self):  # a forked build process hands fragments back to the parent
+        return (Fragment, (str(self), self.value, self.level))
+
 
 def fragment(value: object, level: int) -> object:
     """``value`` written once for depth ``level``, or ``value`` itself when only ``json.dumps`` can write it."""

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from errorkb.build.api import dump, entry_file, export_api
+from errorkb.build.api import dump, entry_file, export_api, index_fragment
 from errorkb.build.cache import BuildCache, digest_folder
 from errorkb.build.feeds import export_feeds
 from errorkb.build.census import coverage, read_census
@@ -28,6 +28,8 @@ from errorkb.build.problems import Problem
 from errorkb.build.render import TEMPLATES_DIR
 from errorkb.build.schema import TAXONOMIES
 from errorkb.build.urls import broken_urls
+from errorkb.matcher.related import entry_words
+from errorkb.matcher.score import record_fragment
 
 
 @dataclass
@@ -187,15 +189,35 @@ def _cached_renderers(cache: BuildCache, graph: Graph, root: Path, settings: Set
     return render_entry, listing, api_file
 
 
-def parallel_products(graph: Graph, settings: Settings, workers: int) -> dict:
-    """Every entry's page and API file, made by ``workers`` forked processes that share the graph: each entry's
-    snippets, page and file read only the graph, so the result is the one a single process makes."""
-    def products(ref: tuple[str, str]) -> tuple[GeneratedPage, GeneratedFile]:
+def parallel_products(graph: Graph, settings: Settings, workers: int) -> tuple[dict, dict]:
+    """Every entry's page and API file, and its records in the three API indexes (entries.json, matcher.json and
+    the words related.json weighs), made by ``workers`` forked processes that share the graph. Each reads only the
+    graph and its own entry, so the result is the one a single process makes. Returns the products by entry and
+    the records by ``(table, name)``, the tables and names under which ``export_api`` asks its memo for them."""
+    def products(ref: tuple[str, str]) -> tuple[GeneratedPage, GeneratedFile, list]:
+        kind, entry_id = ref
         snips = snippets_of(graph, settings, *ref)
-        return entry_page(graph, settings, *ref, snips), entry_file(graph, settings, *ref, graph.linked_from, snips)
+        records = [(("index-records", ref), index_fragment(graph, settings, kind, entry_id))]
+        if kind == "errors":
+            records.append((("matcher-records", entry_id), record_fragment(graph, entry_id)))
+        if kind == "errors" or entry_id not in graph.errors:
+            records.append((("related-words", ref), entry_words(graph, kind, entry_id)))
+        return entry_page(graph, settings, *ref, snips), entry_file(graph, settings, *ref, graph.linked_from, snips), records
 
     refs = [(kind, i) for kind in ("errors", "guides") for i in sorted(graph.loaded.entries.get(kind, {}))]
-    return dict(zip(refs, fork_map(products, refs, workers)))
+    made, records = {}, {}
+    for ref, (page, file, extra) in zip(refs, fork_map(products, refs, workers)):
+        made[ref] = (page, file)
+        records.update(extra)
+    return made, records
+
+
+def _prefilled(records: dict):
+    """A memo for ``export_api`` that hands out the records the forked processes made, and makes any other."""
+    def memo(table, name, key, make):
+        found = records.get((table, name))
+        return make() if found is None else found
+    return memo
 
 
 def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Site:
@@ -222,8 +244,11 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
         return entry_file(graph, settings, kind, entry_id, links_to, snips_of(kind, entry_id))
 
     workers = workers_for(len(graph.errors) + len(graph.guides)) if first else 0
+    memo = None if cache is None else cache.get
     if workers:
-        made = parallel_products(graph, settings, workers)
+        made, records = parallel_products(graph, settings, workers)
+        if cache is None:
+            memo = _prefilled(records)
 
         def render_entry(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
             return made[(kind, entry_id)][0]
@@ -247,7 +272,7 @@ def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Si
 
     hardware_out, calculator = hardware() if cache is None else cache.get("hardware", "all", _hardware_key(loaded, templates), hardware)
     site.pages += hardware_out
-    site.files = redirects + export_api(graph, settings, api_file, None if cache is None else cache.get) + export_feeds(graph, settings)
+    site.files = redirects + export_api(graph, settings, api_file, memo) + export_feeds(graph, settings)
     site.files.append(calculator)
     site.files += vendored_files()
     if cache is not None:

@@ -109,6 +109,12 @@ def _guide_document(guide) -> list[str]:
     return tokens(guide.title) * 2 + tokens(summary_of(guide)) + tokens(causes)
 
 
+def entry_words(graph: Graph, kind: str, entry_id: str) -> tuple[dict[str, int], int]:
+    """One error entry's or guide's words with their counts, and how many there are: what its weights are made from."""
+    terms = Counter(_document(graph.errors[entry_id]) if kind == "errors" else _guide_document(graph.guides[entry_id]))
+    return terms, sum(terms.values())
+
+
 def _direct(table, name, key, make):
     return make()
 
@@ -123,13 +129,9 @@ def related_index(graph: Graph, memo=None) -> dict:
     """
     keep = memo or _direct
     digests = graph.loaded.digests
-    def words(kind: str, entry_id: str) -> tuple[dict[str, int], int]:
-        terms = Counter(_document(graph.errors[entry_id]) if kind == "errors" else _guide_document(graph.guides[entry_id]))
-        return terms, sum(terms.values())
-
     # Guides take part too: a log whose words match a symptom (an app that cannot reach its server) lands on the guide.
     refs = [("errors", i) for i in sorted(graph.errors)] + [("guides", i) for i in sorted(graph.guides) if i not in graph.errors]
-    docs = {ref: keep("related-words", ref, digests.get(ref), lambda ref=ref: words(*ref)) for ref in refs}
+    docs = {ref: keep("related-words", ref, digests.get(ref), lambda ref=ref: entry_words(graph, *ref)) for ref in refs}
     count = len(docs) or 1
     avgdl = sum(length for _, length in docs.values()) / count
     df: Counter = Counter()

@@ -107,8 +107,13 @@ def matcher_index(graph: Graph, memo=None) -> dict:
         if memo is None:
             entries.append(_record(graph, entry_id))
         else:
-            entries.append(memo("matcher-records", entry_id, graph.loaded.digests.get(("errors", entry_id)), lambda entry_id=entry_id: fragment(_record(graph, entry_id), 2)))
+            entries.append(memo("matcher-records", entry_id, graph.loaded.digests.get(("errors", entry_id)), lambda entry_id=entry_id: record_fragment(graph, entry_id)))
     return {"version": INDEX_VERSION, "confident": CONFIDENT, "weights": WEIGHTS, "entries": entries, "facts": facts_index()}
+
+
+def record_fragment(graph: Graph, entry_id: str):
+    """One error entry's record in matcher.json, written as JSON once (``jsonout.Fragment``)."""
+    return fragment(_record(graph, entry_id), 2)
 
 
 def _record(graph: Graph, entry_id: str) -> dict:
