@@ -4,6 +4,7 @@ process gives, pages, files and problems alike."""
 
 from __future__ import annotations
 
+import gc
 import pickle
 import shutil
 
@@ -60,3 +61,20 @@ def test_a_written_record_crosses_between_processes_whole():
     back = pickle.loads(pickle.dumps(sent))
     assert type(back) is jsonout.Fragment and (back.value, back.level) == (record, 2)
     assert str(back) == str(sent) and jsonout.dumps({"entries": [back]}) == jsonout.dumps({"entries": [record]})
+
+
+def test_the_build_gives_back_the_cycle_collector_as_it_found_it(monkeypatch):
+    # The build pauses Python's cycle collector for speed; a server that builds again and again must get it back.
+    seen = []
+    real = pipeline._build
+    monkeypatch.setattr(pipeline, "_build", lambda *a, **k: seen.append(gc.isenabled()) or real(*a, **k))
+    settings = pipeline.settings_from({}, "https://errorkb.example/", None)
+    assert gc.isenabled()
+    pipeline.build(ROOT, settings)
+    assert gc.isenabled() and seen == [False]
+    gc.disable()
+    try:
+        pipeline.build(ROOT, settings)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
