@@ -201,8 +201,7 @@ def parallel_products(graph: Graph, settings: Settings, workers: int) -> tuple[d
         records = [(("index-records", ref), index_fragment(graph, settings, kind, entry_id))]
         if kind == "errors":
             records.append((("matcher-records", entry_id), record_fragment(graph, entry_id)))
-        if kind == "errors" or entry_id not in graph.errors:
-            records.append((("related-words", ref), entry_words(graph, kind, entry_id)))
+        records.append((("related-words", ref), entry_words(graph, kind, entry_id)))  # related_index asks for those it weighs
         return entry_page(graph, settings, *ref, snips), entry_file(graph, settings, *ref, graph.linked_from, snips), records
 
     refs = [(kind, i) for kind in ("errors", "guides") for i in sorted(graph.loaded.entries.get(kind, {}))]
@@ -213,12 +212,15 @@ def parallel_products(graph: Graph, settings: Settings, workers: int) -> tuple[d
     return made, records
 
 
-def _prefilled(records: dict):
-    """A memo for ``export_api`` that hands out the records the forked processes made, and makes any other."""
-    def memo(table, name, key, make):
-        found = records.get((table, name))
-        return make() if found is None else found
-    return memo
+def _prefilled(records: dict, memo=None):
+    """A memo for ``export_api`` that hands out the records the forked processes made and makes any other; under
+    ``mkdocs serve`` (``memo`` is the server's cache) the first build keeps the workers' records in the cache."""
+    def prefilled(table, name, key, make):
+        def made():
+            found = records.get((table, name))
+            return make() if found is None else found
+        return made() if memo is None else memo(table, name, key, made)
+    return prefilled
 
 
 def build(root: Path, settings: Settings, cache: BuildCache | None = None) -> Site:
@@ -262,8 +264,7 @@ def _build(root: Path, settings: Settings, cache: BuildCache | None = None) -> S
     memo = None if cache is None else cache.get
     if workers:
         made, records = parallel_products(graph, settings, workers)
-        if cache is None:
-            memo = _prefilled(records)
+        memo = _prefilled(records, memo)
 
         def render_entry(graph: Graph, settings: Settings, kind: str, entry_id: str) -> GeneratedPage:
             return made[(kind, entry_id)][0]
