@@ -106,7 +106,7 @@ function shortPath(found) {
 
 /** Shorten paths to the part that names the package and module; hide addresses and hashes. */
 // A shell's report of a child killed by a signal gets the signal's name, as normalise.name_signal does.
-const JOB = /^[ \t]{0,8}(?:(?:zsh|bash|sh): |.{0,80}line \d{1,6}: {1,4}\d{1,10} )?(killed|illegal instruction|segmentation fault|bus error|\u975e\u6cd5\u6307\u4ee4|\u6bb5\u9519\u8bef|\u5df2\u6740\u6b7b)(?: \((?:core dumped|\u6838\u5fc3\u5df2\u8f6c\u50a8)\))?(?:[ \t]{2,}[^ \t].{0,200})?[ \t]*$/i;
+const JOB = /^[ \t]{0,8}(?:\*\*|__)?(?:(?:zsh|bash|sh): |.{0,80}line \d{1,6}: {1,4}\d{1,10} )?(killed|illegal instruction|segmentation fault|bus error|\u975e\u6cd5\u6307\u4ee4|\u6bb5\u9519\u8bef|\u5df2\u6740\u6b7b)(?: \((?:core dumped|\u6838\u5fc3\u5df2\u8f6c\u50a8)\))?(?:\*\*|__)?(?:[ \t]{2,}[^ \t].{0,200})?[ \t]*$/i;
 const SIGNALS = { "killed": "SIGKILL", "illegal instruction": "SIGILL", "segmentation fault": "SIGSEGV", "bus error": "SIGBUS",
   "\u975e\u6cd5\u6307\u4ee4": "SIGILL", "\u6bb5\u9519\u8bef": "SIGSEGV", "\u5df2\u6740\u6b7b": "SIGKILL" };
 

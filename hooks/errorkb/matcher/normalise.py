@@ -71,11 +71,12 @@ NOISE = re.compile(r"^[ \t]*(?:[~^]{3,}[ \t~^]*|`{3,}[\w-]{0,20}|</?(?:details|p
 # The line a shell prints when a child dies of a signal ("Killed", "Segmentation fault (core dumped)",
 # "zsh: killed     python app.py", "./run.sh: line 3:  4242 Killed  python app.py", or localised, as
 # "\u975e\u6cd5\u6307\u4ee4 (\u6838\u5fc3\u5df2\u8f6c\u50a8)") has too few words for a signature to name safely;
-# normalisation names the signal after it, and signatures match that.
+# normalisation names the signal after it, and signatures match that. Markdown bold around the line
+# ("**Killed**", as pasted into an issue) does not hide it.
 JOB = re.compile(
-    "^[ \t]{0,8}(?:(?:zsh|bash|sh): |.{0,80}line \\d{1,6}: {1,4}\\d{1,10} )?"
+    "^[ \t]{0,8}(?:\\*\\*|__)?(?:(?:zsh|bash|sh): |.{0,80}line \\d{1,6}: {1,4}\\d{1,10} )?"
     "(killed|illegal instruction|segmentation fault|bus error|\u975e\u6cd5\u6307\u4ee4|\u6bb5\u9519\u8bef|\u5df2\u6740\u6b7b)"
-    "(?: \\((?:core dumped|\u6838\u5fc3\u5df2\u8f6c\u50a8)\\))?(?:[ \t]{2,}[^ \t].{0,200})?[ \t]*$",
+    "(?: \\((?:core dumped|\u6838\u5fc3\u5df2\u8f6c\u50a8)\\))?(?:\\*\\*|__)?(?:[ \t]{2,}[^ \t].{0,200})?[ \t]*$",
     re.I | _A,
 )
 SIGNALS = {"killed": "SIGKILL", "illegal instruction": "SIGILL", "segmentation fault": "SIGSEGV", "bus error": "SIGBUS",
