@@ -17,19 +17,23 @@ export function words(text) {
 }
 
 /**
- * Results whose title holds every word of a query of two or more words come first, in Pagefind's order;
- * the rest keep theirs. Pagefind matches words by prefix too, so "cuda" also scores "CUDA0" and
- * "cudaMalloc" in a page's text; a visitor who types an error's words means the page named by them.
+ * For a query of two or more words: results whose title holds the query's words in a row come first, then
+ * those whose title holds every word apart, each in Pagefind's order; the rest keep theirs. Pagefind matches
+ * words by prefix too, so "cuda" also scores "CUDA0" and "cudaMalloc" in a page's text; a visitor who types
+ * an error's words means the page named by them, and most of all the page named by that very message.
  */
 export function titleFirst(query, shown) {
-  const wanted = [...new Set(words(query))];
+  const asked = words(query);
+  const wanted = [...new Set(asked)];
   if (wanted.length < 2) return shown;
-  const first = [], rest = [];
+  const phrase = ` ${asked.join(" ")} `;
+  const tiers = [[], [], []];
   for (const data of shown) {
-    const have = new Set(words(data?.meta?.title));
-    (wanted.every((w) => have.has(w)) ? first : rest).push(data);
+    const title = words(data?.meta?.title);
+    const have = new Set(title);
+    tiers[` ${title.join(" ")} `.includes(phrase) ? 0 : wanted.every((w) => have.has(w)) ? 1 : 2].push(data);
   }
-  return [...first, ...rest];
+  return tiers.flat();
 }
 
 /** Only the selected facets, as Pagefind's filters option wants them. */

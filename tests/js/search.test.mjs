@@ -21,6 +21,19 @@ test("a page whose title holds every word of the query comes first, others keep 
   assert.deepEqual(titleFirst("cuda   OUT of Memory", shown).map((d) => d.url), ["/long/", "/load/", "/malloc/", "/unknown/"]);
 });
 
+test("a title that holds the query's words in a row comes before one that holds them apart", () => {
+  const shown = [
+    page("/ct2/", "faster-whisper / WhisperX / CTranslate2: RuntimeError: CUDA failed with error out of memory"),
+    page("/unknown/", "CUDA error: unknown error"),
+    page("/train/", "CUDA out of memory during training or fine-tuning"),
+    page("/load/", "CUDA out of memory while loading the model weights"),
+  ];
+  assert.deepEqual(titleFirst("CUDA out of memory", shown).map((d) => d.url), ["/train/", "/load/", "/ct2/", "/unknown/"]);
+  assert.deepEqual(titleFirst("CUDA failed with error out of memory", shown).map((d) => d.url), ["/ct2/", "/unknown/", "/train/", "/load/"]);
+  // "out of" in a row is not "out of memory": the words must follow each other whole
+  assert.deepEqual(titleFirst("out of memory", [page("/x/", "out of memoryless"), page("/y/", "out of memory")]).map((d) => d.url), ["/y/", "/x/"]);
+});
+
 test("one-word queries and queries no title holds leave the order alone", () => {
   const shown = [page("/a/", "NCCL error"), page("/b/", "nccl")];
   assert.deepEqual(titleFirst("nccl", shown), shown);
