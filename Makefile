@@ -35,7 +35,7 @@ serve-search: $(STAMP) $(NODE_STAMP)
 # Build into a temporary folder and swap it in, so a failed build never leaves a partial site/.
 build: $(STAMP) $(NODE_STAMP)
 	rm -rf build/site.tmp
-	$(BIN)/mkdocs build --strict --quiet --site-dir build/site.tmp
+	$(BIN)/mkdocs build --strict --site-dir build/site.tmp
 	rm -rf site && mv build/site.tmp site
 
 check: $(STAMP) $(NODE_STAMP)

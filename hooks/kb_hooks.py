@@ -21,7 +21,9 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.plugins import event_priority  # noqa: E402
 from mkdocs.structure.files import File, InclusionLevel  # noqa: E402
 
-from errorkb.build import pipeline, safety, search, serve  # noqa: E402
+from errorkb.build import pipeline, prerender, safety, search, serve  # noqa: E402
+
+prerender.install()
 
 _build = {}  # this build's result, replaced at every on_config
 _preview: list[serve.Preview] = []  # one while `mkdocs serve` runs
@@ -66,6 +68,7 @@ def on_config(config):
     search.configure(config)
     _build.clear()
     _build.update(site=site, generated=set(), outputs=set())
+    prerender.reset()
     if preview:
         preview.keep_theme(config.theme)
         _build["clear"] = preview.frame_changed(config.nav, Path(config.config_file_path), config.theme.custom_dir, Path(config.docs_dir))
@@ -101,11 +104,23 @@ def on_files(files, config):
     return files
 
 
+def on_nav(nav, config, files):
+    # A full build converts the generated pages' Markdown in forked workers first (errorkb/build/prerender.py);
+    # the preview converts only what a save changed, in its own process.
+    if not _preview:
+        prerender.prerender(config, files, sorted(_build["generated"]))
+    return nav
+
+
 def on_page_markdown(markdown, page, config, files):
+    if prerender.was_converted(page):
+        return markdown  # a worker ran this hook on it already
     return pipeline.fill_page(page.file.src_uri, markdown)
 
 
 def on_page_content(html, page, config, files):
+    if prerender.content_done(page):
+        return html  # made and sanitised by a worker
     if page.file.src_uri in _build.get("generated", ()):
         return safety.clean_html(html)
     return html

@@ -42,7 +42,7 @@ def run_kb(*args: str, cwd: Path = ROOT, stdin: str | None = None) -> subprocess
 def mkdocs_build(root: Path, site_dir: Path, extra_env: dict | None = None) -> subprocess.CompletedProcess:
     env = os.environ | {"NO_MKDOCS_2_WARNING": "1"} | (extra_env or {})
     return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(site_dir)],
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site_dir)],
         cwd=root, capture_output=True, text=True, timeout=600, env=env,
     )
 

@@ -24,7 +24,7 @@ GENERATORS = ["mkdocs", "properdocs"]
 
 def generator_build(tool: str, root: Path, config: str, site: Path) -> subprocess.CompletedProcess:
     env = os.environ | {"NO_MKDOCS_2_WARNING": "1", "DISABLE_MKDOCS_2_WARNING": "true"}
-    command = [sys.executable, "-m", tool, "build", "--strict", "--quiet", "-f", config, "--site-dir", str(site)]
+    command = [sys.executable, "-m", tool, "build", "--strict", "-f", config, "--site-dir", str(site)]
     return subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600, env=env)
 
 

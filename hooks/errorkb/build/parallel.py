@@ -21,15 +21,15 @@ R = TypeVar("R")
 _TASK: list[Callable] = []  # the function the forks run: set before the pool starts, inherited by fork
 
 
-def workers_for(items: int) -> int:
-    """Processes for ``items`` pieces of per-entry work: KB_BUILD_WORKERS when set, else every CPU (at most 4)
-    from PARALLEL_FROM items on, where the system can fork; 0 for none."""
+def workers_for(items: int, least: int = PARALLEL_FROM) -> int:
+    """Processes for ``items`` pieces of work: KB_BUILD_WORKERS when set, else every CPU (at most 4) from ``least``
+    items on (PARALLEL_FROM for per-entry work), where the system can fork; 0 for none."""
     wanted = os.environ.get(WORKERS_ENV, "")
     if wanted.isdigit():
         count = int(wanted)
     else:
         count = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1), 4)
-        if items < PARALLEL_FROM:
+        if items < least:
             count = 0
     return count if count > 1 and "fork" in multiprocessing.get_all_start_methods() else 0
 
