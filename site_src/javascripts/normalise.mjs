@@ -12,7 +12,7 @@ const CONTROL = /[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]/g;
 const ENTITY = /&(lt|gt|quot|apos|amp|nbsp|#39|#x27|#34|#x22|#47|#x2f|#92|#x5c);/gi;
 const ENTITIES = { lt: "<", gt: ">", quot: '"', apos: "'", amp: "&", nbsp: " ", "#39": "'", "#x27": "'",
   "#34": '"', "#x22": '"', "#47": "/", "#x2f": "/", "#92": "\\", "#x5c": "\\" };
-const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(x1[bB]|033|e(?=\[))|([nrt])(?![a-z0-9_])|(["'\\/]))/g;
+const ESCAPE = /\\(?:u([0-9a-fA-F]{4})|(x1[bB]|033|e(?=\[))|([nrt])(?![a-z0-9_])|(["'\\/_*]))/g;
 const ANSI = /(?:\x1b|\^\[)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)?|[\x07\x1b]|\[(?:[0-9]{1,3};){0,8}[0-9]{1,3}m/g;
 const NEWLINE = /\r\n|\r|\n/;
 const WORD_END = /[A-Za-z0-9_]$/;

@@ -31,9 +31,9 @@ CONTROL = re.compile("[\x00-\x06\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ufffd]")
 ENTITY = re.compile(r"&(lt|gt|quot|apos|amp|nbsp|#39|#x27|#34|#x22|#47|#x2f|#92|#x5c);", re.I | _A)
 ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&", "nbsp": " ", "#39": "'", "#x27": "'",
             "#34": '"', "#x22": '"', "#47": "/", "#x2f": "/", "#92": "\\", "#x5c": "\\"}
-# Escapes of a Python repr or a JSON string. \n, \r and \t count only when a
+# Escapes of a Python repr or a JSON string, and Markdown's \_ and \* (kept in forum pastes). \n, \r and \t count only when a
 # lowercase letter or digit does not follow, so C:\new\table stays a path.
-ESCAPE = re.compile(r"""\\(?:u([0-9a-fA-F]{4})|(x1[bB]|033|e(?=\[))|([nrt])(?![a-z0-9_])|(["'\\/]))""", _A)
+ESCAPE = re.compile(r"""\\(?:u([0-9a-fA-F]{4})|(x1[bB]|033|e(?=\[))|([nrt])(?![a-z0-9_])|(["'\\/_*]))""", _A)
 ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)?|[\x07\x1b]|\[(?:[0-9]{1,3};){0,8}[0-9]{1,3}m", _A)
 NEWLINE = re.compile(r"\r\n|\r|\n")
 WORD_END = re.compile(r"[A-Za-z0-9_]$", _A)
