@@ -37,11 +37,10 @@ class _Kept(logging.Handler):
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
-        self.records: list[logging.LogRecord] = []
+        self.records: list[tuple[str, int, str]] = []  # logger name, level, message: what crosses back whole
 
     def emit(self, record: logging.LogRecord) -> None:
-        record.msg, record.args, record.exc_info, record.exc_text = record.getMessage(), None, None, None
-        self.records.append(record)
+        self.records.append((record.name, record.levelno, record.getMessage()))
 
 
 def _convert(config, files, uri: str) -> dict:
@@ -101,8 +100,8 @@ def _render(page, config, files) -> None:
     made = _made.pop(page.file.src_uri, None)
     if made is None:
         return _ORIGINAL["render"](page, config, files)
-    for record in made["records"]:
-        logging.getLogger(record.name).handle(record)
+    for name, level, message in made["records"]:
+        logging.getLogger(name).log(level, message)
     page.markdown = made["markdown"]
     page.content = made["content"]
     page.toc = made["toc"]
