@@ -68,7 +68,6 @@ def on_config(config):
     search.configure(config)
     _build.clear()
     _build.update(site=site, generated=set(), outputs=set())
-    prerender.reset()
     if preview:
         preview.keep_theme(config.theme)
         _build["clear"] = preview.frame_changed(config.nav, Path(config.config_file_path), config.theme.custom_dir, Path(config.docs_dir))
@@ -113,13 +112,13 @@ def on_nav(nav, config, files):
 
 
 def on_page_markdown(markdown, page, config, files):
-    if prerender.was_converted(page):
+    if prerender.converted(page):
         return markdown  # a worker ran this hook on it already
     return pipeline.fill_page(page.file.src_uri, markdown)
 
 
 def on_page_content(html, page, config, files):
-    if prerender.content_done(page):
+    if prerender.converted(page):
         return html  # made and sanitised by a worker
     if page.file.src_uri in _build.get("generated", ()):
         return safety.clean_html(html)

@@ -28,7 +28,7 @@ from mkdocs.structure.pages import Page
 from .parallel import fork_map, workers_for
 
 PRERENDER_FROM = 150  # pages: below this, forking costs about what it saves
-_made: dict[str, dict] = {}  # src_uri -> what a worker made of the page, until MkDocs reaches it
+_made: dict[str, dict] = {}  # src_uri -> what a worker made of the page, for this build
 _ORIGINAL = {"read_source": Page.read_source, "render": Page.render}
 
 
@@ -84,8 +84,9 @@ def prerender(config, files, uris: list[str]) -> int:
     return len(_made)
 
 
-def was_converted(page) -> bool:
-    """Whether a worker already ran this page's Markdown hooks and conversion (so they are not run twice)."""
+def converted(page) -> bool:
+    """Whether a worker already ran this page's hooks and conversion, so on_page_markdown and on_page_content
+    (the sanitiser) must not run on it again."""
     return page.file.src_uri in _made
 
 
@@ -97,28 +98,17 @@ def _read_source(page, config) -> None:
 
 
 def _render(page, config, files) -> None:
-    made = _made.pop(page.file.src_uri, None)
+    made = _made.get(page.file.src_uri)
     if made is None:
         return _ORIGINAL["render"](page, config, files)
     for name, level, message in made["records"]:
         logging.getLogger(name).log(level, message)
-    page.markdown = made["markdown"]
     page.content = made["content"]
     page.toc = made["toc"]
     page._title_from_render = made["title"]
     page.present_anchor_ids = made["anchors"]
     if made["links"] is not None:
         page.links_to_anchors = {files.get_file_from_path(uri): found for uri, found in made["links"].items()}
-    # on_page_content must not sanitise again what the worker's on_page_content returned: mark it as converted
-    _converted.add(page.file.src_uri)
-
-
-_converted: set[str] = set()
-
-
-def content_done(page) -> bool:
-    """Whether this page's HTML came from a worker, which already ran the hooks' on_page_content on it."""
-    return page.file.src_uri in _converted
 
 
 def install() -> None:
@@ -126,8 +116,3 @@ def install() -> None:
     converted by MkDocs as before)."""
     Page.read_source = _read_source
     Page.render = _render
-
-
-def reset() -> None:
-    _made.clear()
-    _converted.clear()
