@@ -60,9 +60,14 @@ ENGINE_WORDS = [("vllm", "vllm"), ("llama.cpp", "llamacpp"), ("llama-server", "l
                 ("tgi", "tgi"), ("text-generation-inference", "tgi"), ("transformers", "transformers"), ("torch", "pytorch")]
 
 
+def repo_of(log: dict) -> str:
+    """owner/repo of a thread (owner/repo#N) or of a file committed to it (owner/repo:path); a web page's own source."""
+    return re.split(r"[#:]", log["source"])[0]
+
+
 def engine_of(log: dict) -> str:
     """The engine a log comes from: its repository when it is an engine's, else what its version line or text names."""
-    repo = log["source"].split("#")[0]
+    repo = repo_of(log)
     if repo in ENGINE_REPOS:
         return ENGINE_REPOS[repo]
     text = (str(log.get("engine_version", "")) + " " + log["log"][:4000]).lower()
@@ -70,7 +75,7 @@ def engine_of(log: dict) -> str:
 
 
 def downstream(log: dict) -> bool:
-    return log["source"].split("#")[0] not in ENGINE_REPOS
+    return repo_of(log) not in ENGINE_REPOS
 
 
 def _scores(rows: list[tuple[dict, object]]) -> dict:
@@ -100,7 +105,7 @@ def evaluate_matcher(logs: list[dict]) -> dict:
         out[split] = _scores(rows)
         out[split]["by_engine"] = {e: _scores([(l, r) for l, r in rows if engine_of(l) == e]) for e in sorted({engine_of(l) for l, _ in rows})}
         out[split]["downstream"] = _scores([(l, r) for l, r in rows if downstream(l)])
-        out[split]["repositories"] = len({l["source"].split("#")[0] for l, _ in rows})
+        out[split]["repositories"] = len({repo_of(l) for l, _ in rows})
     return out
 
 

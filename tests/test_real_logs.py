@@ -33,6 +33,7 @@ FILES = sorted(CORPUS.glob("*.yaml"))
 LOGS = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in FILES}
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 WEB_SOURCE = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/[^\s#]+$")
+FILE_SOURCE = re.compile(r"^([\w.-]+/[\w.-]+):([^\s#:]+)$")  # output committed to a repository (a notebook's saved error)
 SPLITS = ("train", "dev", "heldout")
 
 
@@ -60,6 +61,9 @@ def test_file_format(name, graph):
     if WEB_SOURCE.match(log["source"]):  # a forum or Q&A page: its site and its own id
         site, page = log["source"].split("/", 1)
         assert site in log["url"] and page.split("/")[-1] in log["url"] and "github.com" not in log["url"]
+    elif FILE_SOURCE.match(log["source"]):
+        owner_repo, path = FILE_SOURCE.match(log["source"]).groups()
+        assert log["url"].startswith(f"https://github.com/{owner_repo}/blob/") and log["url"].endswith(path)
     else:
         assert SOURCE.match(log["source"])
         owner_repo, number = log["source"].split("#")
@@ -115,7 +119,7 @@ def test_dev_and_heldout_results_are_reported(split, entries):
 
 
 def _repo(log: dict) -> str:
-    return log["source"].split("#")[0].lower()
+    return re.split(r"[#:]", log["source"])[0].lower()
 
 
 def test_the_heldout_part_shares_no_thread_and_no_repository_with_the_rest():
