@@ -60,6 +60,9 @@ function tidy(r) {
   if (engine === "llamacpp" && !has("kv_gib") && has("kv_total_gib")) r.kv_gib = r.kv_total_gib;
   if ((engine === "llamacpp" || engine === "ollama") && !has("tp") && (r.devices || 0) > 1) r.tp = r.devices; // a row a GPU
   if (engine === "ollama" && r.ctx_size && !has("context")) r.context = Math.floor(r.ctx_size / (r.seqs || 1));
+  const defaultCtx = r.default_ctx;
+  delete r.default_ctx;
+  if (engine === "ollama" && !has("context") && defaultCtx) r.context = defaultCtx; // the num_ctx Ollama picked for the GPU
   if (engine === "ollama" && has("gpu_free_list")) {
     const list = r.gpu_free_list;
     delete r.gpu_free_list;

@@ -134,9 +134,14 @@ PATTERNS: dict[str, dict[str, list]] = {
         "weights_gib": ["device", r"memory\.weights\.(total)=\"" + SIZE + "\"", r"msg=\"model weights\" device=(\w+) size=\"" + SIZE + "\""],
         "graph_gib": ["device", r"memory\.graph\.(full)=\"" + SIZE + "\"", r"msg=\"compute graph\" device=(\w+) size=\"" + SIZE + "\""],
         "required_gib": ["first", r"memory\.required\.full=\"" + SIZE + "\"", r"msg=\"total memory\" size=\"" + SIZE + "\""],
-        "ctx_size": ["last", r"--ctx-size[= ](\d+)", r"\bKvSize:(\d+)"],
-        "context": ["first", r"OLLAMA_CONTEXT_LENGTH:(\d+)", r"\bn_ctx_per_seq\s+= (\d+)"],
-        "seqs": ["last", r"--parallel[= ](\d+)", r"OLLAMA_NUM_PARALLEL:([1-9]\d*)", r"\bn_seq_max\s+= (\d+)",
+        # 0.30 and later start llama-server: msg="starting llama-server" cmd="... -c NUM_CTX_X_PARALLEL -np PARALLEL ..."
+        "ctx_size": ["last", r"--ctx-size[= ](\d+)", r"\bKvSize:(\d+)", r"starting llama-server\"? cmd=\"[^\"\n]* -c (\d+)"],
+        # OLLAMA_CONTEXT_LENGTH:0 is unset: 0.30+ then picks num_ctx from the GPU memory ("vram-based default context")
+        "default_ctx": ["last", r"default_num_ctx=(\d+)"],
+        "context": ["first", r"OLLAMA_CONTEXT_LENGTH:([1-9]\d*)", r"\bn_ctx_per_seq\s+= (\d+)", r"\bn_ctx_seq\s+= (\d+)",
+                    r"\bn_ctx_slot = (\d+)"],
+        "seqs": ["last", r"--parallel[= ](\d+)", r"starting llama-server\"? cmd=\"[^\"\n]* -np (\d+)",
+                 r"OLLAMA_NUM_PARALLEL:([1-9]\d*)", r"\bn_seq_max\s+= (\d+)", r"\bn_slots = (\d+)",
                  r"load request=\"\{[^\n]*\bParallel:(\d+)"],
         "gpu_layers": ["last", r"layers\.offload=(\d+)", r"--n-gpu-layers[= ](\d+)"],
         "model_layers": ["last", r"layers\.model=(\d+)"],
@@ -181,7 +186,7 @@ FAILURES = [
 TO_GIB = {"GiB": 1.0, "GB": 1.0, "MiB": 1 / 1024, "MB": 1 / 1024, "B": 1 / 1024**3, "": 1 / 1024**3}
 NUMBER_FIELDS = ("kv_tokens", "gpu_blocks", "concurrency", "util", "context", "tp", "seqs", "batched", "estimated_max_len", "n_layer",
                  "n_head_kv", "n_embd_head_k", "n_swa", "n_ctx_train", "kv_lora_rank", "gpu_layers", "model_layers",
-                 "mem_fraction_static", "ctx_size", "devices", "fit_devices")
+                 "mem_fraction_static", "ctx_size", "devices", "fit_devices", "default_ctx")
 
 
 # Words in a checkpoint's name that say how it is packaged, not which model it is.
@@ -250,6 +255,9 @@ def _tidy(r: dict) -> dict:
         r["kv_gib"] = r.get("kv_total_gib")
     if engine == "ollama" and r.get("ctx_size") and r.get("context") is None:
         r["context"] = r["ctx_size"] // (r.get("seqs") or 1)  # the runner's --ctx-size is num_ctx x num_parallel
+    default_ctx = r.pop("default_ctx", None)
+    if engine == "ollama" and r.get("context") is None and default_ctx:
+        r["context"] = default_ctx  # nothing asked for more: the default num_ctx Ollama printed for this GPU
     if engine == "ollama" and r.get("gpu_free_list"):  # "[22.0 GiB 22.0 GiB]": one size a GPU the model is spread over
         sizes = [float(v) * TO_GIB[u] for v, u in re.findall(SIZE, r.pop("gpu_free_list"))]
         if sizes:
