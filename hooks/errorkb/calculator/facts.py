@@ -88,7 +88,10 @@ RELEASES = {
              "source": "vllm/v1/worker/gpu_worker.py, vllm/v1/core/kv_cache_utils.py, vllm/engine/arg_utils.py"},
     "llamacpp": {"release": "llama.cpp builds from 2026-01-24 on (V-less MLA cache, --fit on by default)",
                  "note": "older builds: 32-cell padding without flash attention (llamacpp_pad), a V cache for MLA "
-                         "(llamacpp_mla_v)",
+                         "(llamacpp_mla_v). A DeepSeek GGUF converted before llama.cpp wrote its MLA keys "
+                         "(deepseek2.attention.key_length_mla, optional when the model loads; the Ollama library's "
+                         "deepseek-v2 and deepseek-coder-v2 are such files) gets no latent cache: every head's K (192 "
+                         "values) and V (128) are stored, several times the latent cache counted here",
                  "source": "common/common.h, common/fit.cpp, src/llama-kv-cache.cpp"},
     "ollama": {"release": "Ollama 0.30 and later (llama-server inside), defaults of 0.33",
                "note": "releases before 0.30 scheduled by their own estimate (memory.required.kv), behind ollama_legacy",
