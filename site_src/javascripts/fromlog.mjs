@@ -52,6 +52,14 @@ function apply(table, text, out, skip = []) {
   }
 }
 
+// SGLang starts with any pool of at least one token: it caps one request at the pool and refuses a longer one.
+function sglangCapped(out, s, tokens) {
+  if (tokens <= 0) return;
+  const n = (x) => x.toLocaleString("en-US");
+  Object.assign(out, { starts: true, capped_tokens: tokens,
+    note: `SGLang starts: its pool holds ${n(tokens)} tokens, fewer than the ${n(s.context)} asked, so it refuses a request longer than the pool. The largest context that fits is below.` });
+}
+
 function tidy(r) {
   const engine = r.engine;
   const has = (k) => r[k] !== undefined && r[k] !== null;
@@ -269,6 +277,9 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const pool = inBytes ? null : tokenPool(r, s);
   Object.assign(out, { need_bytes: Number.isNaN(need) ? null : need, room_bytes: Number.isNaN(have) ? null : have,
     starts: inBytes || pool !== null ? fits(r, arch, s, gpuGib) : null });
+  if (r.engine === "sglang" && out.starts === false && !r.failure) {
+    sglangCapped(out, s, pool !== null ? pool : inBytes && need > 0 ? Math.floor(have / (need / (s.context * s.seqs))) : 0);
+  }
   if (pool !== null) out.pool_tokens = pool;
   else if (!inBytes) {
     fit(r, out);

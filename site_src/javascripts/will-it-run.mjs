@@ -141,6 +141,7 @@ function readPasted($, data, state, update) {
   const arch = modelId ? data.models[modelId].arch : null;
   const gpuGib = gpuId ? data.gpus[gpuId].memory_mib / 1024 : null;
   const p = fromlog.propose(r, arch, gpuGib, arch ? arch.native_context : null);
+  const verdictOf = (q) => (q.capped_tokens ? "a request that long does not fit, but SGLang still starts" : q.starts ? "it fits" : "it does not fit");
   const said = [`engine ${vram.ENGINE_NAMES[r.engine] || r.engine}${r.release ? ` ${r.release}` : ""}`,
     `model ${r.model || "?"}${modelId ? ` (${data.models[modelId].title})` : ""}`, `GPU ${r.gpu_name || "?"}`];
   for (const [key, label] of Object.entries(SHOW_GIB)) if (r[key] != null) said.push(`${label} ${r[key].toFixed(2)} GiB`);
@@ -149,15 +150,16 @@ function readPasted($, data, state, update) {
   if (p.starts != null && p.need_bytes != null && p.room_bytes != null) {
     const what = p.asked.context ? `The KV cache for ${fmt(p.asked.context)} tokens` : "The KV cache the log sized (its context is not printed)";
     $("log-budget").textContent = `${what} needs ${gib(p.need_bytes)} a GPU; `
-      + `the log leaves ${gib(p.room_bytes)} for it: ${p.starts ? "it fits" : "it does not fit"}.`;
+      + `the log leaves ${gib(p.room_bytes)} for it: ${verdictOf(p)}.`;
     if (p.note) $("log-budget").textContent += ` ${p.note}`;
   } else if (p.starts != null && p.fit) {
     $("log-budget").textContent = `llama.cpp's own projection (--fit) at the settings it was started with, ${gib(p.fit.projected_bytes)} `
       + `against ${gib(p.fit.free_bytes)} free${p.fit.margin_bytes ? `, keeping ${gib(p.fit.margin_bytes)}` : " (all GPUs together)"}: `
-      + `${p.starts ? "it fits" : "it does not fit"}.`;
+      + `${verdictOf(p)}.`;
   } else if (p.starts != null) {
     $("log-budget").textContent = `A sequence of ${fmt(p.asked.context)} tokens against the ${fmt(p.pool_tokens)} tokens `
-      + `the engine's KV pool holds (as the log prints it): ${p.starts ? "it fits" : "it does not fit"}.`;
+      + `the engine's KV pool holds (as the log prints it): ${verdictOf(p)}.`;
+    if (p.note) $("log-budget").textContent += ` ${p.note}`;
   } else if (p.note) $("log-budget").textContent = p.note;
   if (r.failure) $("log-failure").textContent = `Why it failed: ${r.failure}`;
   else if (r.failure_kind === "llamacpp_cpu_only") {

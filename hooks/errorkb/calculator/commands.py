@@ -9,6 +9,8 @@ same text: commandFor and proposalCommand in site_src/javascripts/calculator/com
 
 from __future__ import annotations
 
+import re
+
 from errorkb.calculator.facts import ENGINE_FLAGS, ENGINE_NAMES, FP8_KV_FLAG, SAFETENSORS_ENGINES, VLLM_SEQS_SMALL
 
 CONTINUED = " \\\n  "  # one setting a line, as a shell continues a command
@@ -80,6 +82,8 @@ def command_for(name: str, hf_repo: str, s: dict, out: dict) -> str:
 def proposal_command(r: dict, p: dict) -> str:
     """The engine's command line for a proposal, on one line (the model as the log names it)."""
     model = r.get("model") or "MODEL"
+    if re.fullmatch(r"\w+For(?:CausalLM|ConditionalGeneration)", model):
+        model = "MODEL"  # a log that names only the model class (SGLang's "type=Qwen2ForCausalLM"), not a path
     engine = r["engine"]
     if engine in SAFETENSORS_ENGINES:
         parts = _server(engine, model, p["context"], f"{p['util']:g}" if p.get("util") else None, p["gpus"])

@@ -175,6 +175,9 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
     pool = None if in_bytes else token_pool(r, s)
     out.update(need_bytes=None if math.isnan(need) else need, room_bytes=None if math.isnan(have) else have,
                starts=fits(r, arch, s, gpu_gib) if in_bytes or pool is not None else None)
+    if r["engine"] == "sglang" and out["starts"] is False and not r.get("failure"):
+        _sglang_capped(out, s, pool if pool is not None else
+                       math.floor(have / (need / (s["context"] * s["seqs"]))) if in_bytes and need > 0 else 0)
     if pool is not None:
         out["pool_tokens"] = pool  # the budget in tokens, as the engine printed it
     elif not in_bytes:
@@ -201,6 +204,16 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
                 out["proposals"].append({"change": "gpus", **s, "gpus": n})
                 break
     return _finish(r, out, s, arch, gpu_gib)
+
+
+def _sglang_capped(out: dict, s: dict, tokens: int) -> None:
+    """SGLang starts with any pool of at least one token: it caps one request at the pool (max_req_input_len is
+    the smaller of context_len - 1 and max_total_num_tokens - 1) and refuses a longer one when it arrives."""
+    if tokens > 0:
+        out["starts"] = True
+        out["capped_tokens"] = tokens
+        out["note"] = (f"SGLang starts: its pool holds {tokens:,} tokens, fewer than the {s['context']:,} asked, so it "
+                       f"refuses a request longer than the pool. The largest context that fits is below.")
 
 
 def _fit(r: dict, out: dict) -> None:

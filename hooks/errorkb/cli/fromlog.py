@@ -67,6 +67,8 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
             ("it does not fit on the GPU (layers or the cache go to the CPU, or it fails)" if gguf else "it does not start")
         if r.get("failure_kind") == "ollama_cpu_only":
             verdict = "it fits in system memory" if out["starts"] else "it does not fit in system memory"
+        if out.get("capped_tokens"):
+            verdict = "a request that long does not fit, but SGLang still starts"
         if out.get("need_bytes") is not None and out.get("room_bytes") is not None:
             what = (f"the KV cache for {out['asked']['context']:,} tokens" if out["asked"]["context"]
                     else "the KV cache the log sized (its context is not printed)")

@@ -73,7 +73,8 @@ const g = (x) => String(Number(x));  // Python's :g for the fractions used here 
 
 /** The engine's command line for a proposal, on one line (the model as the log names it). */
 export function proposalCommand(r, p) {
-  const model = r.model || "MODEL";
+  // a log that names only the model class (SGLang's "type=Qwen2ForCausalLM"), not a path
+  const model = !r.model || /^\w+For(?:CausalLM|ConditionalGeneration)$/.test(r.model) ? "MODEL" : r.model;
   const engine = r.engine;
   if (F.safetensors_engines.includes(engine)) {
     const parts = server(engine, model, p.context, p.util ? g(p.util) : null, p.gpus);
