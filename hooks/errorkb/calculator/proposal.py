@@ -207,7 +207,7 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
 
 
 def _sglang_capped(out: dict, s: dict, tokens: int) -> None:
-    """SGLang starts with any pool of at least one token: it caps one request at the pool (max_req_input_len is
+    """SGLang starts with any pool of a few tokens: it caps one request at the pool (the scheduler's max_req_len is
     the smaller of context_len - 1 and max_total_num_tokens - 1) and refuses a longer one when it arrives."""
     if tokens > 0:
         out["starts"] = True
