@@ -15,6 +15,7 @@ tuned on moves to dev or train; it never goes back to heldout.
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
 import warnings
 from collections import Counter
 
@@ -33,7 +34,7 @@ FILES = sorted(CORPUS.glob("*.yaml"))
 LOGS = {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in FILES}
 SOURCE = re.compile(r"^[\w.-]+/[\w.-]+#\d+$")
 WEB_SOURCE = re.compile(r"^[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}/[^\s#]+$")
-FILE_SOURCE = re.compile(r"^([\w.-]+/[\w.-]+):([^\s#:]+)$")  # output committed to a repository (a notebook's saved error)
+FILE_SOURCE = re.compile(r"^([\w.-]+/[\w.-]+):([^#:\n]+)$")  # output committed to a repository (a notebook's saved error)
 SPLITS = ("train", "dev", "heldout")
 
 
@@ -63,7 +64,7 @@ def test_file_format(name, graph):
         assert site in log["url"] and page.split("/")[-1] in log["url"] and "github.com" not in log["url"]
     elif FILE_SOURCE.match(log["source"]):
         owner_repo, path = FILE_SOURCE.match(log["source"]).groups()
-        assert log["url"].startswith(f"https://github.com/{owner_repo}/blob/") and log["url"].endswith(path)
+        assert log["url"].startswith(f"https://github.com/{owner_repo}/blob/") and unquote(log["url"]).endswith(path)
     else:
         assert SOURCE.match(log["source"])
         owner_repo, number = log["source"].split("#")
