@@ -21,6 +21,7 @@ export function compileIndex(index) {
     context: patterns(e.c || [], e.cf),
     unless: patterns(e.u || [], e.uf),
     contextRequired: Boolean(e.r),
+    wrapperWhen: patterns(e.ww || [], e.wwf),
   }));
   return Object.assign(entries, { weights: index.weights, confident: index.confident });
 }
@@ -86,11 +87,12 @@ export function rank(entries, normalised) {
     const result = score(entry, flat, lower, entries.weights);
     if (result) found.push({ entry, ...result });
   }
-  const hasRoot = found.some((f) => !f.entry.wrapper);
-  const matches = found.map(({ entry, value, start, spans }) => {
-    const s = round3(entry.wrapper && hasRoot ? value * entries.weights.wrapper_factor : value);
+  for (const f of found) f.wrapped = f.entry.wrapper || Boolean(f.entry.wrapperWhen.length && first(f.entry.wrapperWhen, flat, lower));
+  const hasRoot = found.some((f) => !f.wrapped);
+  const matches = found.map(({ entry, value, start, spans, wrapped }) => {
+    const s = round3(wrapped && hasRoot ? value * entries.weights.wrapper_factor : value);
     spans.sort((a, b) => a.start - b.start || a.end - b.end);
-    return { id: entry.id, title: entry.title, url: entry.url, score: s, confident: s >= entries.confident, wrapper: entry.wrapper, spans, first: start };
+    return { id: entry.id, title: entry.title, url: entry.url, score: s, confident: s >= entries.confident, wrapper: wrapped, spans, first: start };
   });
   matches.sort((a, b) => b.score - a.score || a.first - b.first || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return matches;

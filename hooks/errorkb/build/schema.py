@@ -126,6 +126,10 @@ class ErrorEntry(EntryBase):
         default=[],
         description="Optional patterns that, found in the same log, show that a sibling with the same message is the one (e.g. training frames for an OOM that a serving entry would otherwise claim): the entry then scores as if none of its context were found.",
     )
+    wrapper_when: Annotated[list[Signature], Field(max_length=20)] = Field(
+        default=[],
+        description="Optional patterns that, found in the same log, make this entry rank as a wrapper would: listed, but below the entries that are not wrappers (e.g. a missing Python module reported by ComfyUI's custom-node loader, whose own entry explains the fix there).",
+    )
     context_required: bool = Field(
         default=False,
         description="True when the message alone belongs to a more general sibling: without one of this entry's context patterns in the log, it is not shown as a confident match (e.g. the training OOM entry needs training frames).",

@@ -21,7 +21,9 @@ How an entry scores, on the normalised log (normalise.py):
 - the earlier the message appears, the likelier it is the root cause;
 - a ``wrapper`` entry (a dead engine, a failed worker, an NCCL watchdog) is
   demoted below every root cause found in the same log, so it is listed but
-  never ranked first when the error it reports is known.
+  never ranked first when the error it reports is known; an entry counts as a
+  wrapper in a log that holds one of its ``wrapper_when`` patterns (a general
+  message reported by an app whose own entry explains the fix there).
 
 Patterns run on RE2 (google-re2 here, re2js in the browser), so a match takes
 time linear in the log whatever the pattern. Before a pattern runs, the log
@@ -94,6 +96,7 @@ class Compiled:
     context: tuple[Pattern, ...]
     unless: tuple[Pattern, ...] = ()
     context_required: bool = False
+    wrapper_when: tuple[Pattern, ...] = ()
 
 
 def matcher_index(graph: Graph, memo=None) -> dict:
@@ -126,6 +129,9 @@ def _record(graph: Graph, entry_id: str) -> dict:
     if entry.unless:
         record["u"] = list(entry.unless)
         record["uf"] = [language.factors(p) for p in entry.unless]
+    if entry.wrapper_when:
+        record["ww"] = list(entry.wrapper_when)
+        record["wwf"] = [language.factors(p) for p in entry.wrapper_when]
     if entry.context_required:
         record["r"] = 1
     if entry.wrapper:
@@ -151,6 +157,7 @@ def compile_index(index: dict) -> list[Compiled]:
             context=_patterns(e.get("c", []), e.get("cf")),
             unless=_patterns(e.get("u", []), e.get("uf")),
             context_required=bool(e.get("r")),
+            wrapper_when=_patterns(e.get("ww", []), e.get("wwf")),
         )
         for e in index["entries"]
     ]
@@ -215,14 +222,15 @@ def rank(entries: list[Compiled], normalised: Normalised) -> list[Match]:
         result = _score(entry, flat, lower)
         if result:
             found.append((entry, *result))
-    has_root = any(not entry.wrapper for entry, *_ in found)
+    wrapped = {entry.id: entry.wrapper or bool(_first(entry.wrapper_when, flat, lower)) for entry, *_ in found}
+    has_root = any(not wrapped[entry.id] for entry, *_ in found)
     matches = []
     for entry, score, first, spans in found:
-        if entry.wrapper and has_root:
+        if wrapped[entry.id] and has_root:
             score *= WRAPPER_FACTOR
         score = round3(score)
         spans.sort(key=lambda s: (s.start, s.end))
-        matches.append((first, Match(entry.id, entry.title, entry.url, score, score >= CONFIDENT, entry.wrapper, spans)))
+        matches.append((first, Match(entry.id, entry.title, entry.url, score, score >= CONFIDENT, wrapped[entry.id], spans)))
     matches.sort(key=lambda fm: (-fm[1].score, fm[0], fm[1].id))
     return [m for _, m in matches]
 
