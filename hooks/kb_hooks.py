@@ -105,9 +105,9 @@ def on_files(files, config):
 
 def on_nav(nav, config, files):
     # A full build converts the generated pages' Markdown in forked workers first (errorkb/build/prerender.py);
-    # the preview converts only what a save changed, in its own process.
-    if not _preview:
-        prerender.prerender(config, files, sorted(_build["generated"]))
+    # the preview converts only what a save changed, in its own process. Every build starts prerender's record
+    # afresh, so no page is taken as converted by an earlier build of the same process.
+    prerender.prerender(config, files, [] if _preview else sorted(_build["generated"]))
     return nav
 
 
