@@ -55,10 +55,14 @@ def ollama_text(n_bytes: float) -> str:
     return f"{n_bytes / GIB:.1f} GiB" if n_bytes >= GIB else f"{n_bytes / MIB:.1f} MiB"
 
 
-def llamacpp_cells(arch: dict, st: dict, text: str) -> int:
+def llamacpp_cells(arch: dict, st: dict, text: str, engine: str = "llamacpp") -> int:
     """Bytes of the cache llama.cpp allocates for the log's settings: builds before the 2025 KV-cache rewrite keep
-    one unified cache of n_ctx cells (padded to 32 without flash attention), current builds one stream per sequence."""
+    one unified cache of n_ctx cells (padded to 32 without flash attention), current builds one stream per sequence.
+    An MLA model under Ollama is counted as the calculator counts it by default: full heads (the library's GGUFs
+    have no MLA keys)."""
     total, seqs, kv = st["context"], st.get("parallel") or 1, st.get("kv_dtype") or "f16"
+    if engine == "ollama" and arch.get("mla"):
+        return vram.llamacpp_kv(arch, total // seqs, seqs, kv, mla_full_heads=True)
     if legacy_llamacpp(text):
         flash = any(s in text for s in ("flash_attn    = 1", "flash_attn = 1", "--flash-attn"))
         return vram.llamacpp_kv(arch, total, 1, kv, vram.LLAMACPP_PAD if flash else vram.LLAMACPP_PAD_LEGACY)
@@ -77,7 +81,7 @@ def check_gguf(name: str, log: dict, arch: dict | None) -> list[Row]:
     if missing:
         return [unchecked(name, engine, "KV cache", f"{mib:.2f} MiB", f"the log does not give the {missing}")]
     if engine == "llamacpp" or rep.get("kv_source") == "llamacpp":
-        predicted = llamacpp_cells(arch, st, text)
+        predicted = llamacpp_cells(arch, st, text, engine)
         quantity = "KV cache" if engine == "llamacpp" else "KV cache (llama.cpp inside Ollama)"
         rows = [Row(name, engine, quantity, f"{mib:.2f} MiB", f"{predicted / MIB:.2f} MiB",
                     rel(predicted / MIB, mib), abs(predicted / MIB - mib) < 1.0, "must match to the MiB")]

@@ -134,3 +134,17 @@ def test_every_real_entry_gets_a_page():
     page = pages["models/llama-3.1-8b.md"]
     assert "131,072 bytes" in page  # 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 bytes
     assert "will-it-run.md?m=llama-3.1-8b" in page
+
+
+def test_ollama_counts_full_heads_for_deepseek_and_mla_cache_switches_it(capsys):
+    """The Ollama library's DeepSeek GGUFs have no MLA keys: 128 heads x (192 + 128) values per layer and token;
+    --mla-cache latent counts llama.cpp's 576-wide latent instead."""
+    base = ("--model", "deepseek-r1", "--engine", "ollama", "--context", "8192", "--gpu", "h200", "--gpus", "8", "--kv-dtype", "f16")
+    code, heads = kb_json(capsys, *base)
+    assert code == 0 and heads["mla_full_heads"] is True
+    code, latent = kb_json(capsys, *base, "--mla-cache", "latent")
+    assert code == 0 and latent["mla_full_heads"] is False
+    assert heads["kv_cache_bytes"] == 61 * 8192 * 128 * (192 + 128) * 2
+    assert latent["kv_cache_bytes"] == 61 * 8192 * 576 * 2
+    code, llamacpp = kb_json(capsys, *base[:2], "--engine", "llamacpp", *base[4:])
+    assert code == 0 and llamacpp["kv_cache_bytes"] == latent["kv_cache_bytes"]

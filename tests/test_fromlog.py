@@ -119,3 +119,14 @@ def test_cli_from_log(tmp_path, capsys):
     assert "--max-model-len 23648" in text and "/errors/vllm-max-seq-len-exceeds-kv-cache/" in text
     log.write_text("nothing an engine prints", encoding="utf-8")
     assert cli.main(["--root", str(ROOT), "will-it-run", "--from-log", str(log)]) == 2
+
+
+def test_a_llamacpp_log_of_an_mla_gguf_without_mla_keys_is_sized_with_full_heads():
+    """DeepSeek R1 printed with n_head_kv 128 (a GGUF without key_length_mla) caches 128 heads x (192 K + 128 V) per
+    layer and cell; with the keys llama.cpp prints n_head_kv 1 and keeps the 576-wide latent."""
+    arch = arch_of(ENTRIES["models"]["deepseek-r1"])
+    s = {"context": 8192, "seqs": 1, "kv": "f16", "gpus": 1}
+    latent = proposal.kv_need({"engine": "llamacpp", "n_head_kv": 1}, arch, s)
+    heads = proposal.kv_need({"engine": "llamacpp", "n_head_kv": 128}, arch, s)
+    assert latent == 61 * 8192 * 576 * 2
+    assert heads == 61 * 8192 * 128 * (192 + 128) * 2

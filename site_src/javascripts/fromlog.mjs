@@ -136,7 +136,10 @@ export function kvNeed(r, arch, s) {
       return ctx * seqs * arch.layers * width * bytesPer(kv);
     }
     const name = vram.KV_TYPES[kv] ? kv : "f16";
-    return (engine === "llamacpp" ? vram.llamacppKv(arch, ctx, seqs, name) : vram.ollamaKv(arch, ctx, seqs, name)) / n;
+    // An MLA GGUF without llama.cpp's MLA keys prints every KV head (n_head_kv 128 for DeepSeek V3, 1 with the keys).
+    const fullHeads = mla && (r.n_head_kv || 1) > 1;
+    return (engine === "llamacpp" ? vram.llamacppKv(arch, ctx, seqs, name, vram.C.LLAMACPP_PAD, false, fullHeads)
+      : vram.ollamaKv(arch, ctx, seqs, name)) / n;
   }
   const baseKv = r.kv_dtype || s.kv0;
   let perToken;

@@ -23,8 +23,11 @@ export function stepsFor(arch, s, out) {
   const steps = [`Weights: ${fmt(arch.params_total)} parameters in ${s.quant} (${bits})${where}`];
   const full = kinds.filter((k) => k !== "sliding").length;
   const sliding = kinds.length - full;
-  const perLayer = arch.mla ? `${arch.mla.kv_lora_rank} + ${arch.mla.qk_rope_head_dim} latent values`
-    : `2 x ${arch.kv_heads} KV heads x ${arch.head_dim}`;
+  const [kDim, vDim] = arch.mla ? vram.mlaHeadDims(arch) : [0, 0];
+  const perLayer = arch.mla && s.mla_full_heads
+    ? `${arch.kv_heads} heads x (${kDim} K + ${vDim} V) values (the GGUF has no MLA keys, as in the Ollama library, so no latent cache)`
+    : arch.mla ? `${arch.mla.kv_lora_rank} + ${arch.mla.qk_rope_head_dim} latent values`
+      : `2 x ${arch.kv_heads} KV heads x ${arch.head_dim}`;
   if (s.engine === "vllm") {
     steps.push(`vLLM may use ${s.gpu_memory_utilization} of each GPU: ${gib(out.available_bytes / s.gpus)} per GPU.`);
     steps.push(`Left for the KV pool after weights, the profiled activation peak and non-torch memory: ${gib(out.kv_pool_bytes)} per GPU,`
@@ -41,7 +44,8 @@ export function stepsFor(arch, s, out) {
     steps.push(`${fmt(s.seqs)} request(s) of ${fmt(s.context)} tokens need ${gib(out.kv_cache_bytes)}`
       + (sliding ? " (sliding-window layers are counted in full)" : "") + `; the pool holds ${out.max_concurrency.toFixed(2)} of them at once.`);
   } else {
-    const cells = s.engine === "llamacpp" ? `${fmt(vram.pad(s.context, s.llamacpp_pad))} cells per sequence (padded to ${s.llamacpp_pad})` : `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`;
+    const cells = s.engine === "ollama" && s.ollama_legacy ? `${fmt(s.context)} tokens x ${s.seqs} (Ollama's estimate)`
+      : `${fmt(vram.pad(s.context, s.llamacpp_pad))} cells per sequence (padded to ${s.llamacpp_pad})`;
     steps.push(`KV cache: ${full} layers x ${cells} x ${perLayer} in ${s.kv_dtype}`
       + (sliding ? `, plus ${sliding} sliding-window layers that keep about ${fmt(arch.sliding_window)} tokens` : "")
       + ` x ${s.seqs} sequence(s) = ${gib(out.kv_cache_bytes)}.`);

@@ -48,3 +48,11 @@ test("names resolve like the command line's", () => {
   assert.equal(fromlog.resolveModel("/home/user/DeepSeek-V2-Lite-Chat/", models), null);
   assert.equal(fromlog.resolveGpu("GeForce RTX 4090", { "rtx-4090": { title: "NVIDIA GeForce RTX 4090" } }), "rtx-4090");
 });
+
+test("a llama.cpp log of an MLA GGUF without MLA keys is sized with full heads, as in Python", () => {
+  const arch = { layers: 61, kv_heads: 128, head_dim: 192, sliding_window: null, layer_pattern: null,
+    mla: { kv_lora_rank: 512, qk_rope_head_dim: 64, qk_nope_head_dim: 128, v_head_dim: 128 } };
+  const s = { context: 8192, seqs: 1, kv: "f16", gpus: 1 };
+  assert.equal(fromlog.kvNeed({ engine: "llamacpp", n_head_kv: 1 }, arch, s), 61 * 8192 * 576 * 2);
+  assert.equal(fromlog.kvNeed({ engine: "llamacpp", n_head_kv: 128 }, arch, s), 61 * 8192 * 128 * (192 + 128) * 2);
+});

@@ -91,10 +91,15 @@ RELEASES = {
                          "(llamacpp_mla_v). A DeepSeek GGUF converted before llama.cpp wrote its MLA keys "
                          "(deepseek2.attention.key_length_mla, optional when the model loads; the Ollama library's "
                          "deepseek-v2 and deepseek-coder-v2 are such files) gets no latent cache: every head's K (192 "
-                         "values) and V (128) are stored, several times the latent cache counted here",
+                         "values) and V (128) are stored, several times the latent cache; the calculator counts that "
+                         "for Ollama (mla_full_heads) and the latent cache for llama.cpp",
                  "source": "common/common.h, common/fit.cpp, src/llama-kv-cache.cpp"},
     "ollama": {"release": "Ollama 0.30 and later (llama-server inside), defaults of 0.33",
-               "note": "releases before 0.30 scheduled by their own estimate (memory.required.kv), behind ollama_legacy",
+               "note": "releases before 0.30 scheduled by their own estimate (memory.required.kv), behind ollama_legacy. "
+                       "DeepSeek models (MLA) are counted as the Ollama library ships them: its GGUFs have no "
+                       "deepseek2.attention.key_length_mla (Ollama's converter, convert/convert_deepseek2.go, does not write "
+                       "it), so llama-server caches every head's K and V; a GGUF with the key (pulled from hf.co) "
+                       "keeps llama.cpp's latent cache (mla_full_heads false)",
                "source": "server/routes.go, server/sched.go, envconfig/config.go, llm/llama_server.go"},
     "sglang": {"release": "SGLang 0.5.23",
                "note": "the default --mem-fraction-static and CUDA-graph sizes move between releases; "

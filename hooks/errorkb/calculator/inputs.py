@@ -110,6 +110,11 @@ def check_inputs(arch: dict, sc: dict) -> tuple[dict, list[str], list[str]]:
     s["llamacpp_pad"] = sc.get("llamacpp_pad") or LLAMACPP_PAD
     if s["llamacpp_pad"] not in (LLAMACPP_PAD, LLAMACPP_PAD_LEGACY):
         errors.append(f"llamacpp_pad is {LLAMACPP_PAD} (current builds) or {LLAMACPP_PAD_LEGACY} (older builds without flash attention).")
+    given = sc.get("mla_full_heads")
+    if given is not None and not isinstance(given, bool):
+        errors.append("mla_full_heads is true (a GGUF without llama.cpp's MLA keys, as in the Ollama library) or false.")
+    # The Ollama library's DeepSeek GGUFs carry no MLA keys (facts.RELEASES, ollama); other GGUFs are taken to have them.
+    s["mla_full_heads"] = bool(arch.get("mla")) and (given if isinstance(given, bool) else engine == "ollama")
     if errors:
         return s, errors, warnings
     share = number(sc.get("unified_share"))

@@ -11,18 +11,31 @@ from errorkb.calculator.facts import LLAMACPP_FIT_ALIGN, LLAMACPP_FIT_MIN_CTX, L
 from errorkb.calculator.layers import layer_kinds, pad, row_bytes
 
 
+def mla_head_dims(arch: dict) -> tuple[int, int]:
+    """Per-head K and V widths of an MLA model run without the latent cache (K = nope + rope, V = v_head_dim)."""
+    mla = arch["mla"]
+    k_dim = (mla.get("qk_nope_head_dim") or 0) + mla["qk_rope_head_dim"] if mla.get("qk_nope_head_dim") else arch["head_dim"]
+    return k_dim, mla.get("v_head_dim") or arch["head_dim"]
+
+
 def llamacpp_kv(arch: dict, context: int, seqs: int, kv_dtype: str, cell_pad: int = LLAMACPP_PAD,
-                mla_v: bool = False) -> int:
+                mla_v: bool = False, mla_full_heads: bool = False) -> int:
     """Bytes llama.cpp allocates: one stream of pad(context) cells per sequence (-c is shared by -np).
 
     MLA layers store the latent K only; mla_v=True counts the separate V of
     builds before the V-less cache (facts.LLAMACPP_V_LESS_MLA_SINCE).
+    mla_full_heads=True: a GGUF without llama.cpp's MLA keys (key_length_mla), such as
+    the Ollama library's DeepSeek files, runs as plain multi-head attention and
+    caches every head's K and V (facts.RELEASES, ollama).
     """
     cells = pad(context, cell_pad)
     swa_cells = min(cells, pad((arch.get("sliding_window") or 0) + LLAMACPP_UBATCH, cell_pad))
     total = 0
     for kind in layer_kinds(arch):
-        if kind == "mla":
+        if kind == "mla" and mla_full_heads:
+            k_dim, v_dim = mla_head_dims(arch)
+            per_cell = row_bytes(kv_dtype, arch["kv_heads"] * k_dim) + row_bytes(kv_dtype, arch["kv_heads"] * v_dim)
+        elif kind == "mla":
             per_cell = row_bytes(kv_dtype, arch["mla"]["kv_lora_rank"] + arch["mla"]["qk_rope_head_dim"])
             if mla_v:
                 per_cell += row_bytes(kv_dtype, arch["mla"]["kv_lora_rank"])

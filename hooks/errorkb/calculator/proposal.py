@@ -56,7 +56,10 @@ def kv_need(r: dict, arch: dict | None, s: dict) -> float:
                 2 * max(1, arch["kv_heads"] // n) * arch["head_dim"]
             return ctx * seqs * arch["layers"] * width * _bytes_per(kv)
         kv_name = kv if kv in KV_TYPES else "f16"
-        total = llamacpp_kv(arch, ctx, seqs, kv_name) if engine == "llamacpp" else ollama_kv(arch, ctx, seqs, kv_name)
+        # An MLA GGUF without llama.cpp's MLA keys prints every KV head (n_head_kv 128 for DeepSeek V3, 1 with the keys).
+        full_heads = mla and (r.get("n_head_kv") or 1) > 1
+        total = llamacpp_kv(arch, ctx, seqs, kv_name, mla_full_heads=full_heads) if engine == "llamacpp" \
+            else ollama_kv(arch, ctx, seqs, kv_name)
         return total / n
     base_kv = r.get("kv_dtype") or s["kv0"]
     if r.get("needed_kv_gib") and r.get("context"):

@@ -86,7 +86,8 @@ def _gguf_parts(arch: dict, s: dict, ctx: int, seqs: int) -> tuple[int, int, dic
         kv = ollama_kv(arch, ctx, seqs, s["kv_dtype"])
         parts = {"graph (Ollama estimate)": ollama_graph(arch, ctx, seqs)}
     else:
-        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"], s.get("llamacpp_mla_v", False))
+        kv = llamacpp_kv(arch, ctx, seqs, s["kv_dtype"], s["llamacpp_pad"], s.get("llamacpp_mla_v", False),
+                          s["mla_full_heads"])
         parts = {"compute buffer": llamacpp_compute(arch) * n}
     if s["vendor"] != "apple":
         if s["engine"] == "llamacpp":
@@ -133,6 +134,7 @@ def plan(arch: dict, s: dict) -> dict:
     else:
         weights, kv, parts = _gguf_parts(arch, s, ctx, seqs)
         usable = s["usable_bytes"]
+        out["mla_full_heads"] = s["mla_full_heads"]
     overhead = sum(parts.values())
     total = weights + kv + overhead
     out.update(weights_bytes=weights, kv_cache_bytes=kv, overhead_bytes=overhead, overhead_parts=parts,

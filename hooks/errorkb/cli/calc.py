@@ -47,7 +47,8 @@ def report(model_title: str, s: dict, out: dict, site_url: str) -> str:
     word = {"fits": "FITS", "tight": "TIGHT", "no": "DOES NOT FIT"}[out["verdict"]]
     lines = [f"{model_title} on {s['label']} with {vram.ENGINE_NAMES[s['engine']]}: {word}", ""]
     rows = [("weights", out["weights_bytes"], s["quant"]),
-            ("KV cache", out["kv_cache_bytes"], f"{s['context']:,} tokens x {s['seqs']} seq, {s['kv_dtype']}")]
+            ("KV cache", out["kv_cache_bytes"], f"{s['context']:,} tokens x {s['seqs']} seq, {s['kv_dtype']}"
+             + (", every head's K and V: a GGUF without MLA keys" if out.get("mla_full_heads") else ""))]
     rows += [(name, size, "") for name, size in out["overhead_parts"].items()]
     rows += [("total", out["total_bytes"], ""), ("usable", out["available_bytes"], "")]
     if s["engine"] == "vllm":
@@ -103,6 +104,8 @@ def cmd_will_it_run(args: argparse.Namespace, root: Path) -> int:
         label = f"{args.gpus} x {args.vram_gib:g} GiB" if args.gpus > 1 else f"{args.vram_gib:g} GiB"
     if args.mem_fraction_static is not None:
         sc["mem_fraction_static"] = args.mem_fraction_static
+    if args.mla_cache is not None:
+        sc["mla_full_heads"] = args.mla_cache == "heads"
     arch = arch_of(model)
     out = vram.evaluate(arch, sc)
     if not out["ok"]:
@@ -136,5 +139,9 @@ def register(subparsers) -> None:
     p.add_argument("--vendor", choices=["nvidia", "amd", "apple"], default="nvidia", help="with --vram-gib")
     p.add_argument("--gpu-memory-utilization", type=float, default=vram.VLLM_DEFAULT_UTIL, help="vLLM memory fraction")
     p.add_argument("--mem-fraction-static", type=float, help="SGLang static memory fraction (default: SGLang's own for the card)")
+    p.add_argument("--mla-cache", choices=["latent", "heads"],
+                   help="DeepSeek-style (MLA) models with llama.cpp or Ollama: 'heads' for a GGUF without llama.cpp's MLA "
+                        "keys, which caches every head's K and V (the default for Ollama, whose library files are such); "
+                        "'latent' for one with them (the default for llama.cpp)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_will_it_run)

@@ -75,13 +75,23 @@ export function ggufGpuWeights(arch, quant) {
 
 // ----------------------------------------------------------- llama.cpp (llamacpp.py)
 
-export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD, mlaV = false) {
+/** Per-head K and V widths of an MLA model run without the latent cache (llamacpp.mla_head_dims). */
+export function mlaHeadDims(arch) {
+  const mla = arch.mla;
+  const kDim = mla.qk_nope_head_dim ? mla.qk_nope_head_dim + mla.qk_rope_head_dim : arch.head_dim;
+  return [kDim, mla.v_head_dim || arch.head_dim];
+}
+
+export function llamacppKv(arch, context, seqs, kv, cellPad = C.LLAMACPP_PAD, mlaV = false, mlaFullHeads = false) {
   const cells = pad(context, cellPad);
   const swaCells = Math.min(cells, pad((arch.sliding_window || 0) + C.LLAMACPP_UBATCH, cellPad));
   let total = 0;
   for (const kind of layerKinds(arch)) {
     let perCell;
-    if (kind === "mla") {
+    if (kind === "mla" && mlaFullHeads) {
+      const [kDim, vDim] = mlaHeadDims(arch);
+      perCell = rowBytes(kv, arch.kv_heads * kDim) + rowBytes(kv, arch.kv_heads * vDim);
+    } else if (kind === "mla") {
       perCell = rowBytes(kv, arch.mla.kv_lora_rank + arch.mla.qk_rope_head_dim) + (mlaV ? rowBytes(kv, arch.mla.kv_lora_rank) : 0);
     } else {
       perCell = 2 * rowBytes(kv, arch.kv_heads * arch.head_dim);

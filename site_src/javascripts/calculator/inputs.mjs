@@ -90,6 +90,12 @@ export function checkInputs(arch, sc) {
   if (s.llamacpp_pad !== C.LLAMACPP_PAD && s.llamacpp_pad !== C.LLAMACPP_PAD_LEGACY) {
     errors.push(`llamacpp_pad is ${C.LLAMACPP_PAD} (current builds) or ${C.LLAMACPP_PAD_LEGACY} (older builds without flash attention).`);
   }
+  const given = sc.mla_full_heads;
+  if (given !== undefined && given !== null && typeof given !== "boolean") {
+    errors.push("mla_full_heads is true (a GGUF without llama.cpp's MLA keys, as in the Ollama library) or false.");
+  }
+  // The Ollama library's DeepSeek GGUFs carry no MLA keys (facts.RELEASES, ollama); other GGUFs are taken to have them.
+  s.mla_full_heads = Boolean(arch.mla) && (typeof given === "boolean" ? given : engine === "ollama");
   if (errors.length) return [s, errors, warnings];
   let share = number(sc.unified_share);
   if (s.vendor === "apple") {

@@ -23,7 +23,7 @@ function ggufParts(arch, s, ctx, seqs) {
     kv = ollamaKv(arch, ctx, seqs, s.kv_dtype);
     parts = { "graph (Ollama estimate)": ollamaGraph(arch, ctx, seqs) };
   } else {
-    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v));
+    kv = llamacppKv(arch, ctx, seqs, s.kv_dtype, s.llamacpp_pad, Boolean(s.llamacpp_mla_v), s.mla_full_heads);
     parts = { "compute buffer": llamacppCompute(arch) * n };
   }
   if (s.vendor !== "apple") {
@@ -99,6 +99,7 @@ export function plan(arch, s) {
   } else {
     ({ weights, kv, parts } = ggufParts(arch, s, ctx, seqs));
     usable = s.usable_bytes;
+    out.mla_full_heads = s.mla_full_heads;
   }
   const overhead = sum(parts);
   const total = weights + kv + overhead;
