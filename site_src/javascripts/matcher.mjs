@@ -22,6 +22,7 @@ export function compileIndex(index) {
     unless: patterns(e.u || [], e.uf),
     contextRequired: Boolean(e.r),
     wrapperWhen: patterns(e.ww || [], e.wwf),
+    benignWhen: patterns(e.bw || [], e.bwf),
   }));
   return Object.assign(entries, { weights: index.weights, confident: index.confident });
 }
@@ -90,7 +91,8 @@ export function rank(entries, normalised) {
   for (const f of found) f.wrapped = f.entry.wrapper || Boolean(f.entry.wrapperWhen.length && first(f.entry.wrapperWhen, flat, lower));
   const hasRoot = found.some((f) => !f.wrapped);
   const matches = found.map(({ entry, value, start, spans, wrapped }) => {
-    const s = round3(wrapped && hasRoot ? value * entries.weights.wrapper_factor : value);
+    const benign = Boolean(entry.benignWhen.length && first(entry.benignWhen, flat, lower));
+    const s = round3((wrapped && hasRoot) || benign ? value * entries.weights.wrapper_factor : value);
     spans.sort((a, b) => a.start - b.start || a.end - b.end);
     return { id: entry.id, title: entry.title, url: entry.url, score: s, confident: s >= entries.confident, wrapper: wrapped, spans, first: start };
   });

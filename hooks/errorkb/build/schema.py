@@ -130,6 +130,10 @@ class ErrorEntry(EntryBase):
         default=[],
         description="Optional patterns that, found in the same log, make this entry rank as a wrapper would: listed, but below the entries that are not wrappers (e.g. a missing Python module reported by ComfyUI's custom-node loader, whose own entry explains the fix there).",
     )
+    benign_when: Annotated[list[Signature], Field(max_length=20)] = Field(
+        default=[],
+        description="Optional patterns that, found in the same log, show that the message did no harm there (the run went on past it, or it came from an optional probe): the entry is then listed but never a confident match (e.g. a CUDA driver warning in a vLLM log that went on to size its KV cache).",
+    )
     context_required: bool = Field(
         default=False,
         description="True when the message alone belongs to a more general sibling: without one of this entry's context patterns in the log, it is not shown as a confident match (e.g. the training OOM entry needs training frames).",

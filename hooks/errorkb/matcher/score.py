@@ -23,7 +23,10 @@ How an entry scores, on the normalised log (normalise.py):
   demoted below every root cause found in the same log, so it is listed but
   never ranked first when the error it reports is known; an entry counts as a
   wrapper in a log that holds one of its ``wrapper_when`` patterns (a general
-  message reported by an app whose own entry explains the fix there).
+  message reported by an app whose own entry explains the fix there);
+- an entry whose ``benign_when`` pattern is in the log (the run went on past
+  the message, or an optional probe printed it) loses as a wrapper does,
+  whatever else matched, so it is listed but never a confident match.
 
 Patterns run on RE2 (google-re2 here, re2js in the browser), so a match takes
 time linear in the log whatever the pattern. Before a pattern runs, the log
@@ -97,6 +100,7 @@ class Compiled:
     unless: tuple[Pattern, ...] = ()
     context_required: bool = False
     wrapper_when: tuple[Pattern, ...] = ()
+    benign_when: tuple[Pattern, ...] = ()
 
 
 def matcher_index(graph: Graph, memo=None) -> dict:
@@ -132,6 +136,9 @@ def _record(graph: Graph, entry_id: str) -> dict:
     if entry.wrapper_when:
         record["ww"] = list(entry.wrapper_when)
         record["wwf"] = [language.factors(p) for p in entry.wrapper_when]
+    if entry.benign_when:
+        record["bw"] = list(entry.benign_when)
+        record["bwf"] = [language.factors(p) for p in entry.benign_when]
     if entry.context_required:
         record["r"] = 1
     if entry.wrapper:
@@ -158,6 +165,7 @@ def compile_index(index: dict) -> list[Compiled]:
             unless=_patterns(e.get("u", []), e.get("uf")),
             context_required=bool(e.get("r")),
             wrapper_when=_patterns(e.get("ww", []), e.get("wwf")),
+            benign_when=_patterns(e.get("bw", []), e.get("bwf")),
         )
         for e in index["entries"]
     ]
@@ -226,7 +234,7 @@ def rank(entries: list[Compiled], normalised: Normalised) -> list[Match]:
     has_root = any(not wrapped[entry.id] for entry, *_ in found)
     matches = []
     for entry, score, first, spans in found:
-        if wrapped[entry.id] and has_root:
+        if (wrapped[entry.id] and has_root) or _first(entry.benign_when, flat, lower):
             score *= WRAPPER_FACTOR
         score = round3(score)
         spans.sort(key=lambda s: (s.start, s.end))
