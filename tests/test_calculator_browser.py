@@ -121,3 +121,22 @@ def test_model_page_links_to_the_filled_in_calculator(page, site_server, entries
     page.wait_for_selector("#wir[data-ready]", timeout=15_000)
     assert page.input_value("#wir-model") == MODEL and page.input_value("#wir-gpu") == GPU
     assert "ctx=" in href and page.input_value("#wir-context") == href.split("ctx=")[1].split("&")[0]
+
+
+def test_deepseek_with_ollama_shows_the_mla_cache_choice(page, site_server, entries):
+    """The Ollama library's DeepSeek GGUFs cache every head: the page says so, counts it as the CLI does, and lets
+    a visitor with a GGUF that has the MLA keys switch to the latent cache (kept in the link)."""
+    models, gpus = load(ROOT).entries["models"], load(ROOT).entries["gpus"]
+    arch = hardware.arch_of(models["deepseek-r1"])
+    sc = hardware.scenario("h200", hardware.gpu_of(gpus["h200"]), "ollama", 32768, None, "f16", 1, 8)
+    heads, latent = vram.evaluate(arch, sc), vram.evaluate(arch, {**sc, "mla_full_heads": False})
+    assert heads["kv_cache_bytes"] > 50 * latent["kv_cache_bytes"]
+    open_calculator(page, f"{site_server}will-it-run/?m=deepseek-r1&e=ollama&g=h200&n=8&ctx=32768&kv=f16")
+    assert page.is_visible("#wir-mla-field")
+    assert int(page.get_attribute("#wir-val-kv", "data-bytes")) == heads["kv_cache_bytes"]
+    assert "no MLA keys" in page.inner_text("#wir-result")
+    page.select_option("#wir-mla", "latent")
+    page.wait_for_function(f"document.getElementById('wir-val-kv').dataset.bytes === '{latent['kv_cache_bytes']}'")
+    assert "mla=latent" in page.url
+    page.check("input[name=engine][value=vllm]")
+    assert not page.is_visible("#wir-mla-field")

@@ -8,14 +8,15 @@ export const ARCH_KEYS = ["layers", "hidden_size", "attention_heads", "kv_heads"
   "native_context", "sliding_window", "layer_pattern", "kv_lora_rank", "qk_rope_head_dim"];
 export const DEFAULTS = Object.freeze({
   model: "llama-3.1-8b", custom: Object.freeze(Object.fromEntries(ARCH_KEYS.map((k) => [k, null]))), engine: "llamacpp",
-  quant: "", kv: "auto", context: 8192, seqs: 1, gpu: "", vram: 24, vendor: "nvidia", gpus: 1, util: 0.9,
+  quant: "", kv: "auto", context: 8192, seqs: 1, gpu: "", vram: 24, vendor: "nvidia", gpus: 1, util: 0.9, mla: "auto",
 });
 const PARAMS = { model: "m", engine: "e", quant: "q", kv: "kv", context: "ctx", seqs: "seqs", gpu: "g", vram: "vram",
-  vendor: "vendor", gpus: "n", util: "u" };
+  vendor: "vendor", gpus: "n", util: "u", mla: "mla" };
 const NUMERIC = new Set(["context", "seqs", "vram", "gpus", "util"]);
 // The choices a URL may hold, from the facts (vram.configure must have run).
 const choices = () => ({ engine: vram.ENGINES, kv: ["auto", ...new Set(Object.values(vram.KV_BY_ENGINE).flat())],
-  vendor: vram.F.vendors });
+  vendor: vram.F.vendors, mla: MLA_CACHES });
+export const MLA_CACHES = ["auto", "latent", "heads"];
 const SLUG = /^[A-Za-z0-9._-]{0,80}$/;
 
 export const num = (text) => (text === null || text.trim() === "" ? NaN : Number(text));
@@ -81,6 +82,7 @@ export function resolve(state, data) {
       gpus: state.gpus, gpu_memory_utilization: state.util, gpu_id: null, vram_bytes: state.vram * vram.GIB,
       vendor: state.vendor, unified_share: null };
   scenario.native_dtype = arch.native_dtype;
+  if (state.mla === "latent" || state.mla === "heads") scenario.mla_full_heads = state.mla === "heads";
   const where = gpu ? gpu.title : `${state.vram} GiB`;
   return { arch, scenario, title, hfRepo, name, label: state.gpus > 1 ? `${state.gpus} x ${where}` : where };
 }

@@ -66,6 +66,7 @@ function start(root, $, data) {
     state.engine = form.querySelector("input[name=engine]:checked")?.value || DEFAULTS.engine;
     state.quant = $("quant").value;
     state.kv = $("kv").value;
+    state.mla = $("mla").value;
     for (const key of ["context", "seqs", "vram", "gpus", "util"]) state[key] = num($(key).value);
     state.gpu = gpuSelect.value;
     state.vendor = $("vendor").value;
@@ -97,6 +98,9 @@ function start(root, $, data) {
     $("custom").hidden = state.model !== "custom";
     $("memory").hidden = state.gpu !== "";
     $("util-field").hidden = state.engine !== "vllm";
+    const mla = state.model === "custom" ? Boolean(state.custom.kv_lora_rank) : Boolean(data.models[state.model]?.arch?.mla);
+    $("mla").value = state.mla;
+    $("mla-field").hidden = !(mla && (state.engine === "llamacpp" || state.engine === "ollama"));
   };
   const update = () => {
     write();

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as vram from "../../site_src/javascripts/vram.mjs";
-import { readState, writeState, DEFAULTS } from "../../site_src/javascripts/will-it-run-state.mjs";
+import { readState, writeState, resolve, DEFAULTS } from "../../site_src/javascripts/will-it-run-state.mjs";
 
 const CASES = JSON.parse(readFileSync(new URL("../calculator_cases.json", import.meta.url), "utf8"));
 // The facts the build exports (errorkb.calculator.facts); test_vram.py keeps this copy current.
@@ -72,10 +72,23 @@ test("custom architectures survive the URL too", () => {
   assert.deepEqual(readState(new URLSearchParams(writeState(state))), state);
 });
 
+test("the MLA cache choice survives the URL and reaches the scenario", () => {
+  const state = { ...DEFAULTS, model: "deepseek-r1", engine: "ollama", mla: "latent" };
+  const query = writeState(state);
+  assert.ok(query.includes("mla=latent"));
+  assert.deepEqual(readState(new URLSearchParams(query)), state);
+  assert.ok(!writeState({ ...state, mla: "auto" }).includes("mla="));
+  const data = { models: { "deepseek-r1": { arch: { native_dtype: "fp8" }, title: "DeepSeek R1", hf_repo: "x/y" } }, gpus: {} };
+  assert.equal(resolve(state, data).scenario.mla_full_heads, false);
+  assert.equal(resolve({ ...state, mla: "heads" }, data).scenario.mla_full_heads, true);
+  assert.equal("mla_full_heads" in resolve({ ...state, mla: "auto" }, data).scenario, false);
+});
+
 test("a hand-edited URL cannot inject anything but known values", () => {
-  const state = readState(new URLSearchParams("e=<script>&q=Q4_K_M&ctx=-3&n=abc&kv=nope"));
+  const state = readState(new URLSearchParams("e=<script>&q=Q4_K_M&ctx=-3&n=abc&kv=nope&mla=yes"));
   assert.equal(state.engine, DEFAULTS.engine);
   assert.equal(state.kv, DEFAULTS.kv);
+  assert.equal(state.mla, DEFAULTS.mla);
   assert.ok(Number.isNaN(state.context) || state.context === -3);
 });
 
