@@ -51,6 +51,10 @@ export function bound(text) {
   return text;
 }
 
+// A Windows path from its drive letter: there "\_" is a folder separator (_run.py, __init__.py), not Markdown's escape.
+const WINDOWS_PATH = /(?<![A-Za-z0-9])[A-Za-z]:\\[^\s"'<>|]{1,400}/g;
+const PATH_UNDERSCORE = /(?<!\\)\\_/g;
+
 function unescape(_, code, esc, letter, char) {
   if (code !== undefined) {
     const value = parseInt(code, 16);
@@ -67,6 +71,7 @@ function unescape(_, code, esc, letter, char) {
 export function decode(text) {
   text = text.replace(CONTROL, " ");
   text = text.replace(ENTITY, (_, name) => ENTITIES[name.toLowerCase()]);
+  text = text.replace(WINDOWS_PATH, (path) => path.replace(PATH_UNDERSCORE, "/_"));
   text = text.replace(ESCAPE, unescape);
   return text.replace(ANSI, "");
 }

@@ -34,6 +34,10 @@ ENTITIES = {"lt": "<", "gt": ">", "quot": '"', "apos": "'", "amp": "&", "nbsp": 
 # Escapes of a Python repr or a JSON string, and Markdown's \_ and \* (kept in forum pastes). \n, \r and \t count only when a
 # lowercase letter or digit does not follow, so C:\new\table stays a path.
 ESCAPE = re.compile(r"""\\(?:u([0-9a-fA-F]{4})|(x1[bB]|033|e(?=\[))|([nrt])(?![a-z0-9_])|(["'\\/_*]))""", _A)
+# A Windows path from its drive letter: there "\_" is a folder separator before a name such as _run.py or
+# __init__.py, not Markdown's escaped underscore, so it becomes "/_" before the escapes are undone.
+WINDOWS_PATH = re.compile(r"""(?<![A-Za-z0-9])[A-Za-z]:\\[^\s"'<>|]{1,400}""", _A)
+PATH_UNDERSCORE = re.compile(r"(?<!\\)\\_")
 ANSI = re.compile(r"(?:\x1b|\^\[)\[[0-9;?]{0,32}[ -/]{0,4}[@-~]|\x1b\][^\x07\x1b]{0,256}(?:\x07|\x1b\\)?|[\x07\x1b]|\[(?:[0-9]{1,3};){0,8}[0-9]{1,3}m", _A)
 NEWLINE = re.compile(r"\r\n|\r|\n")
 WORD_END = re.compile(r"[A-Za-z0-9_]$", _A)
@@ -120,6 +124,7 @@ def decode(text: str) -> str:
     """Undo what HTML pages, Python reprs, JSON bodies and terminals add to a message."""
     text = CONTROL.sub(" ", text)
     text = ENTITY.sub(lambda m: ENTITIES[m.group(1).lower()], text)
+    text = WINDOWS_PATH.sub(lambda m: PATH_UNDERSCORE.sub("/_", m.group(0)), text)
     text = ESCAPE.sub(_escape, text)
     return ANSI.sub("", text)
 
