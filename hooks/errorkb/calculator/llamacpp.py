@@ -14,7 +14,7 @@ from errorkb.calculator.layers import layer_kinds, pad, row_bytes
 def mla_head_dims(arch: dict) -> tuple[int, int]:
     """Per-head K and V widths of an MLA model run without the latent cache (K = nope + rope, V = v_head_dim)."""
     mla = arch["mla"]
-    k_dim = (mla.get("qk_nope_head_dim") or 0) + mla["qk_rope_head_dim"] if mla.get("qk_nope_head_dim") else arch["head_dim"]
+    k_dim = mla["qk_nope_head_dim"] + mla["qk_rope_head_dim"] if mla.get("qk_nope_head_dim") else arch["head_dim"]
     return k_dim, mla.get("v_head_dim") or arch["head_dim"]
 
 

@@ -103,6 +103,10 @@ class Compiled:
     benign_when: tuple[Pattern, ...] = ()
 
 
+# The entry fields that hold optional patterns, and their keys in matcher.json (each with its factors under key + "f").
+OPTIONAL_PATTERNS = {"context": "c", "unless": "u", "wrapper_when": "ww", "benign_when": "bw"}
+
+
 def matcher_index(graph: Graph, memo=None) -> dict:
     """The compact index the browser downloads: what the matcher needs of every error entry, nothing more.
 
@@ -127,18 +131,11 @@ def _record(graph: Graph, entry_id: str) -> dict:
     entry = graph.errors[entry_id]
     record = {"id": entry_id, "title": entry.title, "url": page_url("errors", entry_id), "s": list(entry.signatures),
               "sf": [language.factors(p) for p in entry.signatures]}
-    if entry.context:
-        record["c"] = list(entry.context)
-        record["cf"] = [language.factors(p) for p in entry.context]
-    if entry.unless:
-        record["u"] = list(entry.unless)
-        record["uf"] = [language.factors(p) for p in entry.unless]
-    if entry.wrapper_when:
-        record["ww"] = list(entry.wrapper_when)
-        record["wwf"] = [language.factors(p) for p in entry.wrapper_when]
-    if entry.benign_when:
-        record["bw"] = list(entry.benign_when)
-        record["bwf"] = [language.factors(p) for p in entry.benign_when]
+    for field, key in OPTIONAL_PATTERNS.items():
+        patterns = getattr(entry, field)
+        if patterns:
+            record[key] = list(patterns)
+            record[key + "f"] = [language.factors(p) for p in patterns]
     if entry.context_required:
         record["r"] = 1
     if entry.wrapper:
@@ -161,11 +158,8 @@ def compile_index(index: dict) -> list[Compiled]:
         Compiled(
             id=e["id"], title=e["title"], url=e["url"], wrapper=bool(e.get("w")),
             signatures=_patterns(e["s"], e.get("sf")),
-            context=_patterns(e.get("c", []), e.get("cf")),
-            unless=_patterns(e.get("u", []), e.get("uf")),
             context_required=bool(e.get("r")),
-            wrapper_when=_patterns(e.get("ww", []), e.get("wwf")),
-            benign_when=_patterns(e.get("bw", []), e.get("bwf")),
+            **{field: _patterns(e.get(key, []), e.get(key + "f")) for field, key in OPTIONAL_PATTERNS.items()},
         )
         for e in index["entries"]
     ]
