@@ -48,6 +48,8 @@ def test_shared_case(case):
         assert [p["change"] for p in out["proposals"]] == want["changes"]
         if "context" in want:
             assert out["proposals"][0]["context"] == want["context"], want.get("why")
+        if out["proposals"] and out["proposals"][0]["change"] == "context":  # a longer context than the model allows?
+            assert out["proposals"][0].get("model_limit_unknown", False) == want.get("model_limit_unknown", False)
         if "room_gib" in want:
             assert math.isclose(out["room_bytes"] / 2**30, want["room_gib"], rel_tol=0.005)
         for p in out["proposals"]:

@@ -66,3 +66,18 @@ def test_not_a_log(page, site_server):
     page.fill("#wir-log", "hello")
     page.click("#wir-log-read")
     assert "does not look like" in page.text_content("#wir-log-said")
+
+
+def test_a_longer_context_than_an_unknown_model_allows_is_flagged(page, site_server):
+    """vLLM refuses a --max-model-len above the model's own limit: for a model the site has no entry for, the
+    page says the longer context holds only if the model allows it (noonghunna/club-3090#612)."""
+    log = next(c for c in CASES if c.get("source") == "noonghunna/club-3090#612")["log"]
+    page.goto(site_server + "will-it-run/")
+    page.wait_for_selector("#wir[data-ready]", timeout=15_000)
+    page.click("#wir-log-box summary")
+    page.fill("#wir-log", log)
+    page.click("#wir-log-read")
+    page.wait_for_selector("#wir-log-proposals li")
+    item = page.locator("#wir-log-proposals li").first
+    assert item.locator("code").text_content().endswith("--max-model-len 567978 --kv-cache-dtype fp8")
+    assert "only if the model's own limit, max_position_embeddings, is at least 567,978 tokens" in item.text_content()

@@ -290,7 +290,14 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
     return out;
   }
   const best = largestContext(r, arch, s, gpuGib, ceiling);
-  if (best > 0) out.proposals.push({ change: "context", ...s, context: best });
+  if (best > 0) {
+    out.proposals.push({ change: "context", ...s, context: best });
+    // vLLM and SGLang also refuse a length above the model's own limit (max_position_embeddings): when neither a
+    // model entry nor the log gives it, a context longer than the one asked holds only if the model allows it
+    if (["vllm", "sglang"].includes(r.engine) && !(nativeContext || r.n_ctx_train) && best > (s.context || 0)) {
+      out.proposals[out.proposals.length - 1].model_limit_unknown = true;
+    }
+  }
   if (!out.starts) {
     const total = (r.gpu_total_gib || gpuGib || 0) * vram.GIB;
     if ((r.engine === "vllm" || r.engine === "sglang") && s.util && total && inBytes) {

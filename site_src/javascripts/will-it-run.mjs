@@ -185,6 +185,9 @@ function readPasted($, data, state, update) {
     li.dataset.change = x.change;
     const code = Object.assign(document.createElement("code"), { textContent: x.command });
     li.append(`${what[x.change](x)}: `, code);
+    if (x.model_limit_unknown) {
+      li.append(` (only if the model's own limit, max_position_embeddings, is at least ${fmt(x.context)} tokens: the log does not give it)`);
+    }
     return li;
   }));
   // Fill the calculator with what the log says (engines the page models; the rest stays as it was).

@@ -26,6 +26,9 @@ for (const c of CASES) {
     assert.equal(out.starts, c.proposal.starts);
     assert.deepEqual(out.proposals.map((p) => p.change), c.proposal.changes);
     if (c.proposal.context !== undefined) assert.equal(out.proposals[0].context, c.proposal.context, c.proposal.why);
+    if (out.proposals.length && out.proposals[0].change === "context") {
+      assert.equal(out.proposals[0].model_limit_unknown ?? false, c.proposal.model_limit_unknown ?? false);
+    }
     if (c.proposal.room_gib !== undefined) assert.ok(Math.abs(out.room_bytes / 2 ** 30 / c.proposal.room_gib - 1) <= 0.005, `room ${out.room_bytes}`);
     const budget = fromlog.poolFromTokens(r, arch);
     for (const p of out.proposals) assert.ok(p.fits && fromlog.fits(budget, arch, { ...p, kv0: out.asked.kv }, null), p.change);

@@ -191,6 +191,11 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
     best = _largest_context(r, arch, s, gpu_gib, ceiling)
     if best > 0:
         out["proposals"].append({"change": "context", **s, "context": best})
+        # vLLM and SGLang also refuse a length above the model's own limit (max_position_embeddings): when neither a
+        # model entry nor the log gives it, a context longer than the one asked holds only if the model allows it
+        if (r["engine"] in ("vllm", "sglang") and not (native_context or r.get("n_ctx_train"))
+                and best > (s["context"] or 0)):
+            out["proposals"][-1]["model_limit_unknown"] = True
     if not out["starts"]:
         total = (r.get("gpu_total_gib") or gpu_gib or 0) * GIB
         if r["engine"] in ("vllm", "sglang") and s["util"] and total and in_bytes:

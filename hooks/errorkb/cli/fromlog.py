@@ -99,6 +99,9 @@ def report(r: dict, out: dict, model_id: str | None, gpu_id: str | None, site_ur
             what = {"context": f"context {p['context']:,}", "util": f"utilisation {p.get('util')}",
                     "kv": f"KV cache {p['kv']}", "gpus": f"{p['gpus']} GPUs"}[p["change"]]
             lines.append(f"  {what}:  {p['command']}")
+            if p.get("model_limit_unknown"):
+                lines.append(f"    (only if the model's own limit, max_position_embeddings, is at least {p['context']:,} tokens: "
+                             "the log does not give it)")
     return "\n".join(lines)
 
 
