@@ -17,10 +17,14 @@ CASES = json.loads((ROOT / "tests" / "fromlog_cases.json").read_text(encoding="u
 LOG = next(c for c in CASES if c["name"].startswith("vLLM V0"))["log"]  # vllm-project/vllm#10517, RTX 3090, 29k refused
 
 
-def test_paste_a_refused_start_up(page, site_server):
+def open_log_box(page, site_server):
     page.goto(site_server + "will-it-run/")
     page.wait_for_selector("#wir[data-ready]", timeout=15_000)
     page.click("#wir-log-box summary")
+
+
+def test_paste_a_refused_start_up(page, site_server):
+    open_log_box(page, site_server)
     page.fill("#wir-log", LOG)
     page.click("#wir-log-read")
     page.wait_for_selector("#wir-log-proposals li")
@@ -46,9 +50,7 @@ def test_paste_a_refused_start_up(page, site_server):
 
 
 def test_pasted_text_is_never_markup(page, site_server):
-    page.goto(site_server + "will-it-run/")
-    page.wait_for_selector("#wir[data-ready]", timeout=15_000)
-    page.click("#wir-log-box summary")
+    open_log_box(page, site_server)
     hostile = LOG.replace("Loading model weights took", "<img src=x onerror=window.__owned=1> Loading model weights took")
     hostile += "\nvllm serve <b>x</b>\n"
     page.fill("#wir-log", hostile)
@@ -60,9 +62,7 @@ def test_pasted_text_is_never_markup(page, site_server):
 
 
 def test_not_a_log(page, site_server):
-    page.goto(site_server + "will-it-run/")
-    page.wait_for_selector("#wir[data-ready]", timeout=15_000)
-    page.click("#wir-log-box summary")
+    open_log_box(page, site_server)
     page.fill("#wir-log", "hello")
     page.click("#wir-log-read")
     assert "does not look like" in page.text_content("#wir-log-said")
@@ -72,9 +72,7 @@ def test_a_longer_context_than_an_unknown_model_allows_is_flagged(page, site_ser
     """vLLM refuses a --max-model-len above the model's own limit: for a model the site has no entry for, the
     page says the longer context holds only if the model allows it (noonghunna/club-3090#612)."""
     log = next(c for c in CASES if c.get("source") == "noonghunna/club-3090#612")["log"]
-    page.goto(site_server + "will-it-run/")
-    page.wait_for_selector("#wir[data-ready]", timeout=15_000)
-    page.click("#wir-log-box summary")
+    open_log_box(page, site_server)
     page.fill("#wir-log", log)
     page.click("#wir-log-read")
     page.wait_for_selector("#wir-log-proposals li")
