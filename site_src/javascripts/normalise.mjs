@@ -34,6 +34,9 @@ const PREFIX = new RegExp("^(?:" + [
   "[\u2502\u2503][ \\t]?",
 ].join("|") + ")");
 const BOX_END = /[ \t]{0,80}[\u2502\u2503][ \t]*$/;
+// Rich's log handler prints the record's source file in a right-hand column ("...ERROR: CUDA   batch_handler.py:574")
+// and wraps the message below it: without the column, the wrapped message reads as one again.
+const RICH_SOURCE = /[ \t]{2,80}[A-Za-z_][\w.-]{0,60}\.py:\d{1,6}[ \t]*$/;
 const PATH = /(?<![^ \t"'(=\[,])(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]{1,128}){3,64}/g;
 const PACKAGES = /^.{0,4000}?[\\/](?:site|dist)-packages[\\/]/;
 const ADDRESS = /\b0x[0-9a-fA-F]{9,16}\b/g; // 64-bit addresses; 8-digit codes (Windows NTSTATUS exit codes) stay
@@ -98,7 +101,7 @@ export function stripPrefixes(line) {
     if (shorter === line) break;
     line = shorter;
   }
-  return line.replace(BOX_END, "");
+  return line.replace(BOX_END, "").replace(RICH_SOURCE, "");
 }
 
 function shortPath(found) {

@@ -64,6 +64,9 @@ PREFIX = re.compile(
     _A,
 )
 BOX_END = re.compile("[ \t]{0,80}[\u2502\u2503][ \t]*$")
+# Rich's log handler prints the record's source file in a right-hand column ("...ERROR: CUDA   batch_handler.py:574")
+# and wraps the message below it: without the column, the wrapped message reads as one again.
+RICH_SOURCE = re.compile(r"[ \t]{2,80}[A-Za-z_][\w.-]{0,60}\.py:\d{1,6}[ \t]*$", _A)
 # A path of at least three parts, where a path can start (not inside a URL).
 PATH = re.compile(r"""(?<![^ \t"'(=\[,])(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]{1,128}){3,64}""", _A)
 PACKAGES = re.compile(r"^.{0,4000}?[\\/](?:site|dist)-packages[\\/]", _A)
@@ -156,7 +159,7 @@ def strip_prefixes(line: str) -> str:
         if shorter == line:
             break
         line = shorter
-    return BOX_END.sub("", line)
+    return RICH_SOURCE.sub("", BOX_END.sub("", line))
 
 
 def _short_path(match: re.Match) -> str:
