@@ -44,6 +44,9 @@ OLLAMA_KV_BPE = {"f16": 2, "q8_0": 1, "q4_0": 0.5}
 # Weight formats: bits per weight of the body and of the embedding/output
 # matrices. GGUF figures are the measured file averages of Llama-3.1-8B in
 # llama.cpp tools/quantize/README.md (K-quant mixes keep some tensors at Q6_K).
+# Q4_0, which that table leaves out (Gemma QAT files and older Ollama library tags use it), is computed
+# the same way from its layout: 18 bytes a block of 32 weights (4.5 bits), output.weight kept at Q6_K by
+# llama-quantize and f32 norms: 4.6358 on Llama-3.1-8B (Ollama lists its Q4_0 tags of 8B models as 4.7 GB).
 # vLLM formats keep embeddings and lm_head in 16 bit; AWQ/GPTQ int4 with group
 # 128 add one f16 scale and one 4-bit zero per group: 4 + 16/128 + 4/128 bits.
 # MXFP4 is 32 four-bit values + one E8M0 scale byte: 4.25 bits.
@@ -59,7 +62,7 @@ QUANTS = {
     "mxfp4": {"engines": SAFETENSORS_ENGINES, "bpw": 4.25, "embed_bpw": 16, "attn_bpw": 16},
     **{name: {"engines": ("llamacpp", "ollama"), "bpw": bpw, "embed_bpw": bpw} for name, bpw in (
         ("F16", 16.0005), ("Q8_0", 8.5008), ("Q6_K", 6.5633), ("Q5_K_M", 5.7036), ("Q5_K_S", 5.5704),
-        ("Q4_K_M", 4.8944), ("Q4_K_S", 4.6672), ("IQ4_XS", 4.4597), ("Q3_K_L", 4.2979), ("Q3_K_S", 3.6429),
+        ("Q4_K_M", 4.8944), ("Q4_K_S", 4.6672), ("Q4_0", 4.6358), ("IQ4_XS", 4.4597), ("Q3_K_L", 4.2979), ("Q3_K_S", 3.6429),
         ("IQ3_M", 3.7628), ("Q2_K", 3.1593), ("MXFP4", 4.25))},
 }
 # The weight format an engine uses when none is chosen: vLLM loads the
