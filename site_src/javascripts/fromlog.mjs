@@ -254,7 +254,8 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
   const { kv0, ...shown } = s;
   const out = { engine: r.engine, asked: shown, failure: r.failure ?? null, failure_kind: r.failure_kind,
     error_id: r.error_id, proposals: [] };
-  const ceiling = Math.min(nativeContext || r.n_ctx_train || P.context_ceiling, P.context_ceiling);
+  const limit = nativeContext || r.n_ctx_train; // the model's own longest context, when known
+  const ceiling = Math.min(limit || P.context_ceiling, P.context_ceiling);
   if (!s.context) {
     const have = room(r, s, gpuGib);
     Object.assign(out, { need_bytes: null, room_bytes: Number.isNaN(have) ? null : have, starts: null });
@@ -294,7 +295,7 @@ export function propose(r, arch = null, gpuGib = null, nativeContext = null) {
     out.proposals.push({ change: "context", ...s, context: best });
     // vLLM and SGLang also refuse a length above the model's own limit (max_position_embeddings): when neither a
     // model entry nor the log gives it, a context longer than the one asked holds only if the model allows it
-    if (["vllm", "sglang"].includes(r.engine) && !(nativeContext || r.n_ctx_train) && best > (s.context || 0)) {
+    if (["vllm", "sglang"].includes(r.engine) && !limit && best > (s.context || 0)) {
       out.proposals[out.proposals.length - 1].model_limit_unknown = true;
     }
   }

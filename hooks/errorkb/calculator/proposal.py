@@ -154,7 +154,8 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
     s = asked(r)
     out = {"engine": r["engine"], "asked": {k: v for k, v in s.items() if k != "kv0"}, "failure": r.get("failure"),
            "failure_kind": r.get("failure_kind"), "error_id": r.get("error_id"), "proposals": []}
-    ceiling = min(native_context or r.get("n_ctx_train") or CONTEXT_CEILING, CONTEXT_CEILING)
+    limit = native_context or r.get("n_ctx_train")  # the model's own longest context, when known
+    ceiling = min(limit or CONTEXT_CEILING, CONTEXT_CEILING)
     if not s["context"]:
         have = room(r, s, gpu_gib)
         out.update(need_bytes=None, room_bytes=None if math.isnan(have) else have, starts=None)
@@ -193,8 +194,7 @@ def propose(r: dict, arch: dict | None = None, gpu_gib: float | None = None, nat
         out["proposals"].append({"change": "context", **s, "context": best})
         # vLLM and SGLang also refuse a length above the model's own limit (max_position_embeddings): when neither a
         # model entry nor the log gives it, a context longer than the one asked holds only if the model allows it
-        if (r["engine"] in ("vllm", "sglang") and not (native_context or r.get("n_ctx_train"))
-                and best > (s["context"] or 0)):
+        if r["engine"] in ("vllm", "sglang") and not limit and best > (s["context"] or 0):
             out["proposals"][-1]["model_limit_unknown"] = True
     if not out["starts"]:
         total = (r.get("gpu_total_gib") or gpu_gib or 0) * GIB
