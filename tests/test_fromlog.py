@@ -104,7 +104,8 @@ def test_failing_logs_name_their_entry():
 
 def test_names_resolve_to_entries():
     assert resolve_model("neuralmagic/Meta-Llama-3.1-70B-Instruct-quantized.w8a8", ENTRIES["models"])[0] == "llama-3.1-70b"
-    assert resolve_model("/home/user/DeepSeek-V2-Lite-Chat/", ENTRIES["models"])[0] is None
+    assert resolve_model("/home/user/DeepSeek-V2-Lite-Chat/", ENTRIES["models"])[0] == "deepseek-v2-lite"
+    assert resolve_model("/home/user/DeepSeek-V2-Chat/", ENTRIES["models"])[0] is None  # no entry, no neighbour
     assert resolve_gpu("GeForce RTX 4090", ENTRIES["gpus"])[0] == "rtx-4090"
 
 
