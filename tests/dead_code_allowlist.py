@@ -20,6 +20,7 @@ sources  # unused variable (hooks/errorkb/build/schema.py:106)
 alternatives  # unused variable (hooks/errorkb/build/schema.py:136)
 _._unique_signatures  # unused method (hooks/errorkb/build/schema.py:146)
 _._context_to_require  # unused method (hooks/errorkb/build/schema.py:153): pydantic calls it for context_required
+_._weak_not_strong  # unused method (hooks/errorkb/build/schema.py): pydantic calls it for weak_signatures
 description  # unused variable (hooks/errorkb/build/schema.py:174)
 kv_lora_rank  # unused variable (hooks/errorkb/build/schema.py:194)
 qk_rope_head_dim  # unused variable (hooks/errorkb/build/schema.py:195)

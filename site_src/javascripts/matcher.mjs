@@ -18,6 +18,7 @@ export function compileIndex(index) {
   const entries = index.entries.map((e) => ({
     id: e.id, title: e.title, url: e.url, wrapper: Boolean(e.w),
     signatures: patterns(e.s, e.sf),
+    weakSignatures: patterns(e.ws || [], e.wsf),
     context: patterns(e.c || [], e.cf),
     unless: patterns(e.u || [], e.uf),
     contextRequired: Boolean(e.r),
@@ -54,7 +55,8 @@ function apart(spans) {
 }
 
 function score(entry, flat, lower, w) {
-  const hits = entry.signatures.map((p) => search(p, flat, lower)).filter(Boolean);
+  const strong = entry.signatures.map((p) => search(p, flat, lower)).filter(Boolean);
+  const hits = strong.concat(entry.weakSignatures.map((p) => search(p, flat, lower)).filter(Boolean));
   if (!hits.length) return null;
   const spans = hits.map((m) => ({ start: m.index, end: m.index + m.length, kind: "signature" }));
   const strength = Math.max(...spans.map((s) => Math.min(1, (s.end - s.start) / w.strong_chars)));
@@ -73,7 +75,7 @@ function score(entry, flat, lower, w) {
       value -= w.context_missing;
     }
   }
-  if (entry.contextRequired && !found) value -= w.context_required;
+  if ((entry.contextRequired || !strong.length) && !found) value -= w.context_required;
   value += w.early * (1 - start / flat.length);
   return { value, start, spans };
 }

@@ -118,6 +118,10 @@ class ErrorEntry(EntryBase):
     signatures: Annotated[list[Signature], Field(min_length=1, max_length=20)] = Field(
         description="Case-insensitive regular expressions that recognise this error in a pasted log."
     )
+    weak_signatures: Annotated[list[Signature], Field(max_length=20)] = Field(
+        default=[],
+        description="Optional patterns of a line that alone does not prove this error (healthy runs print it too, or a more specific entry also claims it): a log in which only these match lists the entry, but not as a confident match unless one of its `context` patterns is found as well (e.g. Ollama's CPU-only start-up line, which a machine with no GPU prints on every start).",
+    )
     context: Annotated[list[Signature], Field(max_length=20)] = Field(
         default=[],
         description="Optional patterns that, found in the same log, show that this entry rather than a sibling with the same message is the one (e.g. weight-loading frames for an OOM at load time).",
@@ -156,6 +160,16 @@ class ErrorEntry(EntryBase):
     def _unique_signatures(cls, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):
             raise ValueError("the same signature is listed twice")
+        return value
+
+    @field_validator("weak_signatures")
+    @classmethod
+    def _weak_not_strong(cls, value: list[str], info) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("the same weak signature is listed twice")
+        both = sorted(set(value) & set(info.data.get("signatures") or []))
+        if both:
+            raise ValueError(f"listed both as a signature and as a weak signature: {both[0]!r}; keep it in one list")
         return value
 
     @field_validator("context_required")

@@ -26,7 +26,7 @@ from re import _parser as sre_parse
 
 import re2
 
-MIN_LITERALS = {"signatures": 10, "context": 4, "unless": 4, "wrapper_when": 4, "benign_when": 4}  # literal characters every match must contain
+MIN_LITERALS = {"signatures": 10, "weak_signatures": 10, "context": 4, "unless": 4, "wrapper_when": 4, "benign_when": 4}  # literal characters every match must contain
 PATTERN_FIELDS = tuple(MIN_LITERALS)  # the entry fields that hold patterns, each checked by check()
 MIN_FACTOR = 4  # the longest literal run every match must contain, at least
 MAX_REPEAT = 200  # the widest gap a signature may bridge

@@ -100,7 +100,7 @@ def error_lines(lines: list[str]) -> list[str]:
 
 
 def _document(entry) -> list[str]:
-    factors = " ".join(f for p in entry.signatures for f in language.factors(p))
+    factors = " ".join(f for p in (*entry.signatures, *entry.weak_signatures) for f in language.factors(p))
     return tokens(entry.title) * 2 + tokens(entry.error) * 2 + tokens(summary_of(entry)) + tokens(plain(entry.cause)) + tokens(factors)
 
 

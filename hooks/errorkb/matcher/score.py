@@ -6,7 +6,7 @@ an empty list when no signature matches: the matcher never guesses.
 
 How an entry scores, on the normalised log (normalise.py):
 
-- one of its signatures must match; the longer the matched text, the stronger
+- one of its signatures or weak signatures must match; the longer the matched text, the stronger
   the evidence (a match of STRONG_CHARS characters or more counts fully), and
   a second signature of the same entry corroborates it, when the two matches
   do not overlap (two patterns on the same characters are one piece of evidence);
@@ -17,7 +17,9 @@ How an entry scores, on the normalised log (normalise.py):
   as training frames around a forward frame) makes it lose as if no context
   were found; an entry with ``context_required`` loses more without its
   context, enough to fall below the confidence threshold, so a bare shared
-  message goes to the general sibling;
+  message goes to the general sibling; so does an entry of which only
+  ``weak_signatures`` matched (a line that healthy runs print too), unless
+  its context is found;
 - the earlier the message appears, the likelier it is the root cause;
 - a ``wrapper`` entry (a dead engine, a failed worker, an NCCL watchdog) is
   demoted below every root cause found in the same log, so it is listed but
@@ -99,12 +101,13 @@ class Compiled:
     context: tuple[Pattern, ...]
     unless: tuple[Pattern, ...] = ()
     context_required: bool = False
+    weak_signatures: tuple[Pattern, ...] = ()
     wrapper_when: tuple[Pattern, ...] = ()
     benign_when: tuple[Pattern, ...] = ()
 
 
 # The entry fields that hold optional patterns, and their keys in matcher.json (each with its factors under key + "f").
-OPTIONAL_PATTERNS = {"context": "c", "unless": "u", "wrapper_when": "ww", "benign_when": "bw"}
+OPTIONAL_PATTERNS = {"weak_signatures": "ws", "context": "c", "unless": "u", "wrapper_when": "ww", "benign_when": "bw"}
 
 
 def matcher_index(graph: Graph, memo=None) -> dict:
@@ -189,7 +192,8 @@ def _first(patterns: tuple[Pattern, ...], flat: str, lower: str):
 
 
 def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Span]] | None:
-    hits = [m for m in (rx.search(flat, lower) for rx in entry.signatures) if m]
+    strong = [m for m in (rx.search(flat, lower) for rx in entry.signatures) if m]
+    hits = strong + [m for m in (rx.search(flat, lower) for rx in entry.weak_signatures) if m]
     if not hits:
         return None
     spans = [Span(m.start(), m.end(), "signature") for m in hits]
@@ -208,7 +212,7 @@ def _score(entry: Compiled, flat: str, lower: str) -> tuple[float, int, list[Spa
             score += CONTEXT_FOUND
         else:
             score -= CONTEXT_MISSING
-    if entry.context_required and not found:
+    if (entry.context_required or not strong) and not found:
         score -= CONTEXT_REQUIRED
     score += EARLY * (1 - first / len(flat))
     return score, first, spans
