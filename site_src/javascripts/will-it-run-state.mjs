@@ -8,7 +8,7 @@ export const ARCH_KEYS = ["layers", "hidden_size", "attention_heads", "kv_heads"
   "native_context", "sliding_window", "layer_pattern", "kv_lora_rank", "qk_rope_head_dim"];
 export const DEFAULTS = Object.freeze({
   model: "llama-3.1-8b", custom: Object.freeze(Object.fromEntries(ARCH_KEYS.map((k) => [k, null]))), engine: "llamacpp",
-  quant: "", kv: "auto", context: 8192, seqs: 1, gpu: "", vram: 24, vendor: "nvidia", gpus: 1, util: 0.9, mla: "auto",
+  quant: "", kv: "auto", context: 8192, seqs: 1, gpu: "", vram: 24, vendor: "nvidia", gpus: 1, util: 0.92, mla: "auto",
 });
 const PARAMS = { model: "m", engine: "e", quant: "q", kv: "kv", context: "ctx", seqs: "seqs", gpu: "g", vram: "vram",
   vendor: "vendor", gpus: "n", util: "u", mla: "mla" };

@@ -83,12 +83,14 @@ LLAMACPP_V_LESS_MLA_SINCE = "2026-01-24"
 
 # Which release each engine's numbers follow, and where they were read.
 RELEASES = {
-    "vllm": {"release": "vLLM 0.8 and later (V1 engine), checked on real logs of 0.8 to 0.21",
-             "note": "--max-model-len auto (or -1) picks the largest length that fits since pull request 29431 "
+    "vllm": {"release": "vLLM 0.8 and later (V1 engine), defaults of 0.33, checked on real logs of 0.8 to 0.21",
+             "note": "the --gpu-memory-utilization default is 0.92 since 0.20 (0.9 before), and cards of 160 GiB or "
+                     "more get 16384 batched tokens since 0.28 (8192 before); "
+                     "--max-model-len auto (or -1) picks the largest length that fits since pull request 29431 "
                      "(_auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py); since 0.21 the CUDA-graph estimate "
                      "is subtracted before the pool is sized (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0 turns it off), "
                      "inside the activation allowance on the 0.21 log checked; the old V0 engine behind vllm_v0",
-             "source": "vllm/v1/worker/gpu_worker.py, vllm/v1/core/kv_cache_utils.py, vllm/engine/arg_utils.py"},
+             "source": "vllm/v1/worker/gpu_worker.py, vllm/v1/core/kv_cache_utils.py, vllm/engine/arg_utils.py, vllm/config/cache.py"},
     "llamacpp": {"release": "llama.cpp builds from 2026-01-24 on (V-less MLA cache, --fit on by default)",
                  "note": "older builds: 32-cell padding without flash attention (llamacpp_pad), a V cache for MLA "
                          "(llamacpp_mla_v). A DeepSeek GGUF converted before llama.cpp wrote its MLA keys "
@@ -119,11 +121,15 @@ RELEASES = {
 SGLANG_MXFP4_ALIGN = {"sm100": (256, 256), "amd": (128, 1), "cuda": (64, 1)}
 
 VLLM_BLOCK = 16                  # tokens per KV block (CacheConfig block_size default on CUDA)
-VLLM_DEFAULT_UTIL = 0.9          # --gpu-memory-utilization default
+VLLM_DEFAULT_UTIL = 0.92         # --gpu-memory-utilization default since 0.20.0 (vllm/config/cache.py; 0.9 up to 0.19)
 # `vllm serve` defaults (EngineArgs.get_batch_defaults): 8192 batched tokens and
-# 1024 sequences on cards of 70 GiB or more except A100, else 2048 and 256.
+# 1024 sequences on cards of 70 GiB or more except A100, else 2048 and 256; since
+# 0.28.0, 16384 and 1024 on cards of 160 GiB or more (B200, MI300X). 0.33.0 keeps
+# the DGX Spark (GB10) on the small tier; the calculator lists no such device.
 VLLM_LARGE_CARD = 70 * GIB
 VLLM_BATCHED_LARGE, VLLM_SEQS_LARGE = 8192, 1024
+VLLM_HUGE_CARD = 160 * GIB
+VLLM_BATCHED_HUGE, VLLM_SEQS_HUGE = 16384, 1024
 VLLM_BATCHED_SMALL, VLLM_SEQS_SMALL = 2048, 256
 # Estimates, not vLLM constants. The profiled activation peak is the larger of
 # two moments: the MLP of a forward pass over the batched tokens, where three
@@ -237,6 +243,7 @@ ERROR_IDS = {
 
 # Constants the browser reads by name (everything numeric above).
 NUMBERS = ("VLLM_BLOCK", "VLLM_DEFAULT_UTIL", "VLLM_LARGE_CARD", "VLLM_BATCHED_LARGE", "VLLM_SEQS_LARGE",
+           "VLLM_HUGE_CARD", "VLLM_BATCHED_HUGE", "VLLM_SEQS_HUGE",
            "VLLM_BATCHED_SMALL", "VLLM_SEQS_SMALL", "VLLM_ACT_PER_TOKEN_HIDDEN", "VLLM_SAMPLER_COPIES", "VLLM_SAMPLER_COPIES_V0",
            "VLLM_NON_TORCH", "VLLM_NON_TORCH_TP", "LLAMACPP_PAD", "LLAMACPP_PAD_LEGACY", "LLAMACPP_UBATCH",
            "RUNTIME_CONTEXT", "OLLAMA_BATCH", "OLLAMA_GPT_OSS_WINDOW", "OLLAMA_RESERVE", "APPLE_SHARE_FALLBACK",

@@ -121,7 +121,7 @@ def model_page(mid: str, model, gpus: dict, cells: dict) -> str:
     fits = [{"title": g.title, "uri": posixpath.relpath(f"gpus/{gid}.md", "models"),
              "cells": cells[mid, gid]} for gid, g in sorted(gpus.items())]
     return render("model.md.j2", id=mid, model=model, arch=arch, kv_rows=kv_rows, weights=weights, fits=fits,
-                  contexts=FIT_CONTEXTS, gib=gib, calc=calc_link(uri, m=mid),
+                  contexts=FIT_CONTEXTS, gib=gib, calc=calc_link(uri, m=mid), default_util=facts.VLLM_DEFAULT_UTIL,
                   sliding=vram.layer_kinds(arch).count("sliding"))
 
 
@@ -132,7 +132,7 @@ def gpu_page(gid: str, gpu, models: dict, cells: dict) -> str:
     usable = gpu.memory_mib * vram.MIB * (gpu.gpu_share_default or vram.APPLE_SHARE_FALLBACK
                                            if gpu.unified_memory else 1)
     return render("gpu.md.j2", id=gid, gpu=gpu, rows=rows, contexts=FIT_CONTEXTS, gib=gib,
-                  usable=usable, calc=calc_link(uri, g=gid))
+                  usable=usable, calc=calc_link(uri, g=gid), default_util=facts.VLLM_DEFAULT_UTIL)
 
 
 def hardware_pages(models: dict, gpus: dict) -> list[tuple[str, str]]:

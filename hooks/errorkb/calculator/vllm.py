@@ -6,7 +6,8 @@ batching limits. Output: bytes and block counts.
 
 from __future__ import annotations
 
-from errorkb.calculator.facts import (KV_TYPES, VLLM_ACT_PER_TOKEN_HIDDEN, VLLM_BATCHED_LARGE, VLLM_BATCHED_SMALL,
+from errorkb.calculator.facts import (KV_TYPES, VLLM_ACT_PER_TOKEN_HIDDEN, VLLM_BATCHED_HUGE, VLLM_BATCHED_LARGE,
+                                      VLLM_BATCHED_SMALL, VLLM_HUGE_CARD, VLLM_SEQS_HUGE,
                                       VLLM_BLOCK, VLLM_LARGE_CARD, VLLM_NON_TORCH, VLLM_NON_TORCH_TP,
                                       VLLM_SAMPLER_COPIES, VLLM_SAMPLER_COPIES_V0, VLLM_SEQS_LARGE, VLLM_SEQS_SMALL)
 from errorkb.calculator.layers import cdiv, layer_kinds
@@ -43,6 +44,8 @@ def vllm_blocks_per_request(arch: dict, context: int, batched: int) -> int:
 
 def vllm_batched(vram_bytes: int, gpu_id: str | None) -> tuple[int, int]:
     """Default max_num_batched_tokens and max_num_seqs of `vllm serve` for this card."""
+    if vram_bytes >= VLLM_HUGE_CARD:
+        return VLLM_BATCHED_HUGE, VLLM_SEQS_HUGE
     if vram_bytes >= VLLM_LARGE_CARD and "a100" not in (gpu_id or ""):
         return VLLM_BATCHED_LARGE, VLLM_SEQS_LARGE
     return VLLM_BATCHED_SMALL, VLLM_SEQS_SMALL

@@ -178,6 +178,7 @@ export function vllmBlocksPerRequest(arch, context, batched) {
 }
 
 export function vllmBatched(vramBytes, gpuId) {
+  if (vramBytes >= C.VLLM_HUGE_CARD) return [C.VLLM_BATCHED_HUGE, C.VLLM_SEQS_HUGE];
   if (vramBytes >= C.VLLM_LARGE_CARD && !(gpuId || "").includes("a100")) return [C.VLLM_BATCHED_LARGE, C.VLLM_SEQS_LARGE];
   return [C.VLLM_BATCHED_SMALL, C.VLLM_SEQS_SMALL];
 }
