@@ -155,7 +155,7 @@ class ErrorEntry(EntryBase):
     solution: Annotated[list[Step], Field(min_length=1, max_length=15)]
     alternatives: Annotated[list[Alternative], Field(max_length=15)] = []
 
-    @field_validator("signatures")
+    @field_validator("signatures", "weak_signatures")
     @classmethod
     def _unique_signatures(cls, value: list[str]) -> list[str]:
         if len(set(value)) != len(value):
@@ -165,8 +165,6 @@ class ErrorEntry(EntryBase):
     @field_validator("weak_signatures")
     @classmethod
     def _weak_not_strong(cls, value: list[str], info) -> list[str]:
-        if len(set(value)) != len(value):
-            raise ValueError("the same weak signature is listed twice")
         both = sorted(set(value) & set(info.data.get("signatures") or []))
         if both:
             raise ValueError(f"listed both as a signature and as a weak signature: {both[0]!r}; keep it in one list")
