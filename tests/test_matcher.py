@@ -185,6 +185,27 @@ def test_kb_match_nothing_and_usage_errors(tmp_path):
     assert run_kb("match", "--top", "-1", stdin="x").returncode == 2
 
 
+def test_a_traceback_pasted_without_its_exception_is_looked_up_by_its_last_frame():
+    """No exception line and no error line: the last frame's module and function, and its source line, are the query."""
+    real = yaml.safe_load((ROOT / "tests/data/real-logs/torch-load-map-location--cmt-demo.yaml").read_text(encoding="utf-8"))["log"]
+    answer = json.loads(run_kb("match", "--json", stdin=real).stdout)
+    assert answer["matches"] == [] and answer["lines"] == ["torch serialization default_restore_location"]
+    assert answer["related"] and answer["related"][0]["id"] == "torch-load-map-location"
+    # a log with an exception line keeps it as the query, frames or not
+    with_exception = json.loads(run_kb("match", "--json", stdin=real + "\nValueError: this belongs to no entry\n").stdout)
+    assert with_exception["lines"] == ["ValueError: this belongs to no entry"]
+
+
+def test_the_last_frame_of_a_windows_or_a_bare_path():
+    from errorkb.matcher.related import last_frame
+
+    windows = ['  File "C:\\envs\\demo\\lib\\site-packages\\torch\\cuda\\__init__.py", line 210, in _lazy_init', "    ^^^^^^^^"]
+    assert last_frame(windows) == ["torch cuda __init__ _lazy_init"]  # a caret line is no source line
+    bare = ['File "/srv/app/tools/train.py", line 9, in <module>', "    main(cfg)", 'File "/srv/app/tools/run.py", line 3, in main']
+    assert last_frame(bare) == ["tools run main"]
+    assert last_frame(["no frame here"]) == []
+
+
 ADVERSARIAL = json.loads((ROOT / "tests" / "adversarial_signatures.json").read_text())
 
 

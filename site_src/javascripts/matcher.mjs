@@ -176,6 +176,7 @@ export function compileRelated(index) {
     index,
     errorLine: RE2JS.compile(index.error_line),
     exceptionLine: RE2JS.compile(index.exception_line),
+    frameLine: RE2JS.compile(index.frame_line),
     stop: new Set(index.stop),
     entries: index.entries.map((e) => {
       const weights = new Map();
@@ -201,7 +202,29 @@ export function errorLines(lines, related) {
     if (line && !picked.includes(line)) picked.push(line);
     if (picked.length === most) break;
   }
+  if (picked.every((l) => asciiLower(l).includes(related.index.traceback_header))) {
+    picked.push(...lastFrame(lines, related).filter((l) => !picked.includes(l)).slice(0, most - picked.length));
+  }
   return picked;
+}
+
+/** As related.last_frame. */
+export function lastFrame(lines, related) {
+  const { max_line: longest, package_dirs: packageDirs } = related.index;
+  for (let at = lines.length - 1; at >= 0; at--) {
+    const m = related.frameLine.matcher(lines[at].trim());
+    if (!m.find()) continue;
+    let parts = m.group(1).replaceAll("\\", "/").split("/").filter((p) => p);
+    let inside = -1;
+    parts.forEach((p, i) => { if (packageDirs.includes(p)) inside = i; });
+    parts = inside >= 0 ? parts.slice(inside + 1) : parts.slice(-2);
+    if (parts.length && parts[parts.length - 1].endsWith(".py")) parts[parts.length - 1] = parts[parts.length - 1].slice(0, -3);
+    const out = [[...parts, m.group(2)].join(" ").slice(0, longest)];
+    const code = at + 1 < lines.length ? lines[at + 1].trim() : "";
+    if (code.replace(/^[\^~ ]+|[\^~ ]+$/g, "") && !related.frameLine.matcher(code).find()) out.push(code.slice(0, longest));
+    return out;
+  }
+  return [];
 }
 
 /** As related.rank_related. */

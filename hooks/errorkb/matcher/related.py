@@ -50,6 +50,10 @@ ERROR_LINE = (
     r"\bcannot\b|\bcan't\b|\bunable to\b|\bnot found\b|\brefused\b|\bnot supported\b|\binvalid\b|\babort)"
 )
 EXCEPTION_LINE = r"^[A-Za-z_][\w.]{0,120}(?:Error|Exception|Exit|Interrupt)\b"
+# A traceback pasted without its last line still says where it stopped: the last frame's module and function.
+FRAME_LINE = r'^File "([^"]{1,500})", line \d+, in ([\w<>.]{1,120})'
+TRACEBACK_HEADER = "traceback (most recent call last)"
+PACKAGE_DIRS = ("site-packages", "dist-packages", "\u2026")  # the normaliser shortens a package path to "…/package/module.py"
 
 
 @dataclass(frozen=True)
@@ -82,11 +86,15 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(t for t in TOKEN.findall(ascii_lower(text)) if 2 <= len(t) <= 40 and not t.isdigit() and t not in STOP)
 
 
-_ERROR_LINE, _EXCEPTION_LINE = re2.compile(ERROR_LINE), re2.compile(EXCEPTION_LINE)
+_ERROR_LINE, _EXCEPTION_LINE, _FRAME_LINE = re2.compile(ERROR_LINE), re2.compile(EXCEPTION_LINE), re2.compile(FRAME_LINE)
 
 
 def error_lines(lines: list[str]) -> list[str]:
-    """The lines that say what went wrong: the last exception line first, then the other error lines in log order."""
+    """The lines that say what went wrong: the last exception line first, then the other error lines in log order.
+
+    When they are none but traceback headers (a traceback pasted without its exception), the last frame stands in:
+    its module path from the package on (or its last two parts) and its function, then the source line under it.
+    """
     picked: list[str] = []
     exceptions = [line for line in lines if _EXCEPTION_LINE.search(line.strip())]
     candidates = ([exceptions[-1]] if exceptions else []) + [line for line in lines if _ERROR_LINE.search(line)]
@@ -96,7 +104,28 @@ def error_lines(lines: list[str]) -> list[str]:
             picked.append(line)
         if len(picked) == MAX_LINES:
             break
+    if all(TRACEBACK_HEADER in ascii_lower(line) for line in picked):
+        picked += [line for line in last_frame(lines) if line not in picked][: MAX_LINES - len(picked)]
     return picked
+
+
+def last_frame(lines: list[str]) -> list[str]:
+    """The last Python frame of the lines, as words to look up: ["torch serialization default_restore_location", its source line]."""
+    for at in range(len(lines) - 1, -1, -1):
+        found = _FRAME_LINE.search(lines[at].strip())
+        if not found:
+            continue
+        parts = [part for part in found.group(1).replace("\\", "/").split("/") if part]
+        inside = max((i for i, part in enumerate(parts) if part in PACKAGE_DIRS), default=-1)
+        parts = parts[inside + 1:] if inside >= 0 else parts[-2:]
+        if parts and parts[-1].endswith(".py"):
+            parts[-1] = parts[-1][:-3]
+        out = [" ".join([*parts, found.group(2)])[:MAX_LINE]]
+        code = lines[at + 1].strip() if at + 1 < len(lines) else ""
+        if code.strip("^~ ") and not _FRAME_LINE.search(code):  # not the next frame, not a caret line
+            out.append(code[:MAX_LINE])
+        return out
+    return []
 
 
 def _document(entry) -> list[str]:
@@ -165,7 +194,8 @@ def related_index(graph: Graph, memo=None) -> dict:
         entries.append(keep("related-records", (kind, entry_id), (title, flat), record))
     return {
         "version": INDEX_VERSION, "top": TOP, "min_terms": MIN_TERMS, "min_score": MIN_SCORE, "max_lines": MAX_LINES, "max_line": MAX_LINE,
-        "error_line": ERROR_LINE, "exception_line": EXCEPTION_LINE, "stop": sorted(STOP), "terms": vocabulary, "entries": entries,
+        "error_line": ERROR_LINE, "exception_line": EXCEPTION_LINE,
+        "frame_line": FRAME_LINE, "traceback_header": TRACEBACK_HEADER, "package_dirs": list(PACKAGE_DIRS), "stop": sorted(STOP), "terms": vocabulary, "entries": entries,
     }
 
 
