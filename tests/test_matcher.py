@@ -197,6 +197,17 @@ def test_a_traceback_pasted_without_its_exception_is_looked_up_by_its_last_frame
     assert with_exception["lines"] == ["ValueError: this belongs to no entry"]
 
 
+def test_facts_of_current_vllm_releases_are_read_from_real_logs():
+    """0.15 and later print their version beside a logo, and 0.14 and later name the device when memory is short."""
+    def facts(name: str) -> dict:
+        log = yaml.safe_load((ROOT / "tests/data/real-logs" / f"{name}.yaml").read_text(encoding="utf-8"))["log"]
+        return {f["kind"]: f["value"] for f in json.loads(run_kb("match", "--json", stdin=log).stdout)["facts"]}
+
+    assert facts("none--vllm-0.27.1-tp2-a100-startup-ulimit-warning")["vllm"] == "0.27.1"
+    short = facts("vllm-free-memory-less-than-utilization--ci-cuda0-1-53-of-22-gib")
+    assert short["capacity"] == "22.05 GiB in all, 1.53 GiB free"
+
+
 def test_the_last_frame_of_a_windows_or_a_bare_path():
     from errorkb.matcher.related import last_frame
 

@@ -22,7 +22,9 @@ DETECT = [
     ("ollama", r"msg=\"starting llama server\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes|llama_server)\.go|"
                r"[/\\]\.ollama[/\\]models[/\\]blobs|ollama(?:\.exe)? runner"),
     ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
-             r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM"),
+             r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM|"
+             r"Free memory on device|desired GPU memory utilization|vLLM server version|"
+             "\u2580\u2584\u2580 \u2588  version"),  # the logo of 0.15 and later
     ("llamacpp", r"llama_kv_cache|llama_context|llama_new_context_with_model|load_tensors|llm_load_tensors|"
                  r"print_info|llama_model_loader|ggml_|common_memory_breakdown_print|(?:common|llama)_params_fit(?:_impl)?|common_fit_params|"
                  r"fitting params to device memory"),
@@ -51,9 +53,12 @@ def _row(cell: str, with_device: bool = True) -> str:
 # last size of each device counts (a log with two start-ups counts the second), summed over the devices.
 PATTERNS: dict[str, dict[str, list]] = {
     "vllm": {
-        "release": ["first", r"vLLM API server version ([0-9][\w.+-]*)", r"LLM engine \(v([0-9][\w.+-]*)\)",
+        # "vLLM API server version" up to 0.14; "vLLM server version X, serving model Y", or a logo with
+        # "version X" and "model Y" beside it, from 0.15 (vllm/entrypoints/utils.py, later common/startup.py)
+        "release": ["first", r"vLLM (?:API )?server version ([0-9][\w.+-]*)", r"LLM engine \(v([0-9][\w.+-]*)\)",
                     r"\bversion ([0-9]+\.[0-9]+\.[0-9][\w.+-]*)"],
-        "model": ["first", r"vllm serve ([^\s\\'\"]+)", r"'model': '([^']+)'", r"\bmodel='([^']+)'",
+        "model": ["first", r"vllm serve ([^\s\\'\"]+)", r"serving model ([^\s,]+)", "\u2588  model   ([^\\s\x1b]+)",
+                  r"'model': '([^']+)'", r"\bmodel='([^']+)'",
                   r"Starting to load model ([^\s]+?)\.\.\."],
         "weights_gib": ["last", r"(?:Model loading took|Loading model weights took) " + SIZE],
         "kv_gib": ["last", r"Available KV cache memory: " + SIZE, r"kv_cache_size=" + SIZE,
@@ -63,10 +68,12 @@ PATTERNS: dict[str, dict[str, list]] = {
         "gpu_blocks": ["last", r"#? ?GPU blocks: (\d+)"],
         "cuda_graph_gib": ["last", r"Estimated CUDA graph memory: " + SIZE],
         "concurrency": ["last", r"Maximum concurrency for [\d,]+ tokens per request: ([\d.]+)x"],
-        "gpu_total_gib": ["first", r"total_gpu_memory=" + SIZE, r"Free memory on device \([\d.]+/([\d.]+) ?(GiB)\)"],
-        "gpu_free_gib": ["first", r"Free memory on device \(([\d.]+)/[\d.]+ ?(GiB)\)"],
+        # the start-up error names the device since 0.14 ("Free memory on device cuda:0 (X/Y GiB)"); the info line does not
+        "gpu_total_gib": ["first", r"total_gpu_memory=" + SIZE, r"Free memory on device (?:\S+ )?\([\d.]+/([\d.]+) ?(GiB)\)"],
+        "gpu_free_gib": ["first", r"Free memory on device (?:\S+ )?\(([\d.]+)/[\d.]+ ?(GiB)\)"],
         "util": ["first", r"--gpu-memory-utilization[= ]([\d.]+)", r"'gpu_memory_utilization': ([\d.]+)",
-                 r"gpu_memory_utilization=([\d.]+)", r"desired GPU memory utilization \(([\d.]+)"],
+                 r"gpu_memory_utilization=([\d.]+)", r"desired GPU memory utilization \(([\d.]+)",
+                 r"budget after excluding external process's weights \(([\d.]+)"],
         "context": ["first", r"--max-model-len[= ](\d+)", r"'max_model_len': (\d+)", r"max seq len \((\d+)\)",
                     r"max_seq_len=(\d+)", r"Maximum concurrency for ([\d,]+) tokens per request", r"Using max model len (\d+)"],
         "tp": ["first", r"--tensor-parallel-size[= ](\d+)", r"'tensor_parallel_size': (\d+)", r"tensor_parallel_size=(\d+)",

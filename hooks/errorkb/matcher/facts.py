@@ -18,9 +18,11 @@ from errorkb.matcher import language
 
 # (kind, label, pattern, value); a kind is reported once, from the first pattern that finds it.
 FACTS: list[tuple[str, str, str, str]] = [
-    ("vllm", "vLLM", r"vllm api server version ([0-9]+\.[0-9]+[\w.+-]{0,24})", "{1}"),
+    # "vLLM API server version" up to 0.14, "vLLM server version X, serving model Y" or a logo from 0.15
+    ("vllm", "vLLM", r"vllm (?:api )?server version ([0-9]+\.[0-9]+[\w.+-]{0,24})", "{1}"),
     ("vllm", "vLLM", r"initializing a v1 llm engine \(v([0-9]+\.[0-9]+[\w.+-]{0,24})\)", "{1}"),
     ("vllm", "vLLM", r"\bvllm(?:==| version:? |: )([0-9]+\.[0-9]+[\w.+-]{0,24})", "{1}"),
+    ("vllm", "vLLM", r"\x{2580}\x{2584}\x{2580} \x{2588} version ([0-9]+\.[0-9]+[\w.+-]{0,24})", "{1}"),
     ("llamacpp", "llama.cpp", r"\bbuild: ([0-9]{3,6}) \(([0-9a-f]{6,12})\)", "b{1} ({2})"),
     ("llamacpp", "llama.cpp", r"\bversion: ([0-9]{3,6}) \(([0-9a-f]{6,12})\)", "b{1} ({2})"),
     ("ollama", "Ollama", r"\bollama version (?:is )?([0-9]+\.[0-9]+\.[0-9]+[\w.+-]{0,16})", "{1}"),
@@ -33,6 +35,7 @@ FACTS: list[tuple[str, str, str, str]] = [
     ("gpu", "GPU", r"\b(nvidia (?:geforce |rtx |quadro |tesla )?[a-z]{0,4} ?[0-9]{2,4}[a-z0-9 -]{0,16}?)(?: with | \(|, | has |$)", "{1}"),
     ("gfx", "AMD target", r"\b(gfx[0-9]{3,4}[a-f0-9]?)\b", "{1}"),
     ("capacity", "GPU memory", r"gpu [0-9]{1,2} has a total capac?ity of ([0-9.]{1,8} [gmk]ib) of which ([0-9.]{1,8} [gmk]ib) is free", "{1} in all, {2} free"),
+    ("capacity", "GPU memory", r"free memory on device (?:[a-z]{2,8}:[0-9]{1,2} )?\(([0-9.]{1,8})/([0-9.]{1,8}) gib\)", "{2} GiB in all, {1} GiB free"),
     ("request", "Allocation that failed", r"tried to allocate ([0-9.]{1,8} [gmk]ib)", "{1}"),
     ("driver", "Driver", r"\bdriver version:? ?([0-9]{3}\.[0-9]{1,3}(?:\.[0-9]{1,3})?)", "{1}"),
     ("cuda", "CUDA", r"\bcuda version:? ?([0-9]{1,2}\.[0-9])", "{1}"),
