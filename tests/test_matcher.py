@@ -197,8 +197,8 @@ def test_a_traceback_pasted_without_its_exception_is_looked_up_by_its_last_frame
     assert with_exception["lines"] == ["ValueError: this belongs to no entry"]
 
 
-def test_facts_of_current_vllm_releases_are_read_from_real_logs():
-    """0.15 and later print their version beside a logo, and 0.14 and later name the device when memory is short."""
+def test_facts_of_current_vllm_and_ollama_releases_are_read_from_real_logs():
+    """vLLM 0.15 and later print their version beside a logo, and 0.14 and later name the device when memory is short."""
     def facts(name: str) -> dict:
         log = yaml.safe_load((ROOT / "tests/data/real-logs" / f"{name}.yaml").read_text(encoding="utf-8"))["log"]
         return {f["kind"]: f["value"] for f in json.loads(run_kb("match", "--json", stdin=log).stdout)["facts"]}
@@ -206,6 +206,8 @@ def test_facts_of_current_vllm_releases_are_read_from_real_logs():
     assert facts("none--vllm-0.27.1-tp2-a100-startup-ulimit-warning")["vllm"] == "0.27.1"
     short = facts("vllm-free-memory-less-than-utilization--ci-cuda0-1-53-of-22-gib")
     assert short["capacity"] == "22.05 GiB in all, 1.53 GiB free"
+    # Ollama 0.12.4 and later name the GPU in description= (name= is the backend's device, CUDA0 or ROCm0)
+    assert facts("none--ollama-amd-apu-strix-halo-two-rocm-devices")["gpu"] == "AMD Radeon Graphics, 24.0 GiB"
 
 
 def test_the_last_frame_of_a_windows_or_a_bare_path():

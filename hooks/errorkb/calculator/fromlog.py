@@ -19,7 +19,7 @@ from errorkb.calculator import proposal
 # so Ollama comes before llama.cpp; SGLang and vLLM print lines no other engine does).
 DETECT = [
     ("sglang", r"KV Cache is allocated|max_total_num_tokens=|mem_fraction_static|sglang\.launch_server|Load weight end\."),
-    ("ollama", r"msg=\"starting llama server\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes|llama_server)\.go|"
+    ("ollama", r"msg=\"starting llama server\"|msg=\"inference compute\"|memory\.required\.|OLLAMA_[A-Z_]+|ollama\[\d+\]|source=(?:server|sched|routes|llama_server)\.go|"
                r"[/\\]\.ollama[/\\]models[/\\]blobs|ollama(?:\.exe)? runner"),
     ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
              r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM|"
@@ -132,7 +132,8 @@ PATTERNS: dict[str, dict[str, list]] = {
     "ollama": {
         "release": ["first", r"\(version ([0-9][\w.+-]*)\)", r"\bversion=([0-9][\w.+-]*)"],
         "library": ["first", r"msg=\"?offload(?: to \w+)?\"? library=(\w+)", r"msg=\"offload to (\w+)\""],
-        "gpu_name": ["first", r"name=\"(?:NVIDIA )?([^\"]+)\" (?:libdirs=\S+ )?(?:driver=\S+ )?(?:pci_id=\S+ )?(?:type=\S+ )?total="],
+        # 0.12.4 and later: name=CUDA0 description="NVIDIA GeForce RTX 4090" libdirs=...
+        "gpu_name": ["first", r"description=\"(?:NVIDIA )?([^\"]+)\" libdirs=", r"name=\"(?:NVIDIA )?([^\"]+)\" (?:libdirs=\S+ )?(?:driver=\S+ )?(?:pci_id=\S+ )?(?:type=\S+ )?total="],
         "gpu_total_gib": ["first", r"\btotal=\"" + SIZE + "\" available="],
         "gpu_free_gib": ["first", r"memory\.available=\"\[" + SIZE, r"\" available=\"" + SIZE + "\"",
                          r"msg=\"gpu memory\"[^\n]* available=\"" + SIZE + "\""],

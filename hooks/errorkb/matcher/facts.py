@@ -31,6 +31,8 @@ FACTS: list[tuple[str, str, str, str]] = [
     ("pytorch", "PyTorch", r"\b(?:pytorch version|torch(?:==| version)):? ([0-9]+\.[0-9]+\.[0-9]+[\w.+-]{0,24})", "{1}"),
     ("transformers", "Transformers", r"\btransformers(?:==| version:? )([0-9]+\.[0-9]+\.[0-9]+[\w.+-]{0,16})", "{1}"),
     ("gpu", "GPU", r"device [0-9]{1,2}: ((?:nvidia|amd|radeon|intel)[^,]{2,48}), compute capability ([0-9]{1,2}\.[0-9])", "{1} (compute capability {2})"),
+    # Ollama 0.12.4 and later: name=CUDA0 description="NVIDIA GeForce RTX 4090" ... total="24.0 GiB"
+    ("gpu", "GPU", r"\bdescription=\"((?:nvidia|amd|radeon|intel)[^\"]{2,48})\"[^\n]{0,200}? total=\"([0-9.]{1,8} ?[gmt]ib)\"", "{1}, {2}"),
     ("gpu", "GPU", r"\bname=\"?((?:nvidia|amd|radeon)[^\"=]{2,48}?)\"? total=\"?([0-9.]{1,8} ?[gm]ib)", "{1}, {2}"),
     ("gpu", "GPU", r"\b(nvidia (?:geforce |rtx |quadro |tesla )?[a-z]{0,4} ?[0-9]{2,4}[a-z0-9 -]{0,16}?)(?: with | \(|, | has |$)", "{1}"),
     ("gfx", "AMD target", r"\b(gfx[0-9]{3,4}[a-f0-9]?)\b", "{1}"),
