@@ -23,7 +23,7 @@ DETECT = [
                r"[/\\]\.ollama[/\\]models[/\\]blobs|ollama(?:\.exe)? runner"),
     ("vllm", r"Model loading took|Loading model weights took|Available KV cache memory|GPU KV cache size|# GPU blocks|"
              r"vllm serve|gpu_memory_utilization|gpu-memory-utilization|EngineCore|\(Worker_TP\d+ pid=|Estimated CUDA graph memory|vLLM|"
-             r"Free memory on device|desired GPU memory utilization|vLLM server version|"
+             r"Free memory on device|desired GPU memory utilization|"
              "\u2580\u2584\u2580 \u2588  version"),  # the logo of 0.15 and later
     ("llamacpp", r"llama_kv_cache|llama_context|llama_new_context_with_model|load_tensors|llm_load_tensors|"
                  r"print_info|llama_model_loader|ggml_|common_memory_breakdown_print|(?:common|llama)_params_fit(?:_impl)?|common_fit_params|"
