@@ -136,3 +136,26 @@ def test_a_step_written_for_some_releases_says_which(tmp_path):
     path.write_text(text.replace("  - title: Shorten the maximum context\n", '  - title: Shorten the maximum context\n    applies_to: {vlm: "<0.11"}\n', 1), encoding="utf-8")
     problems = [(p.code, p.line, p.field, p.message) for p in pipeline.build(root, SETTINGS).problems]
     assert problems == [("KB013", 34, "solution[1].applies_to.vlm", "'vlm' is not in entries/tools.yaml")]
+
+
+def test_search_parts_name_the_last_parts_of_dotted_names_once():
+    from errorkb.build.render import search_parts
+
+    parts = search_parts([
+        "torch.OutOfMemoryError: CUDA out of memory",
+        "java.lang.UnsatisfiedLinkError: dlopen failed: libcudart.so.12 and c10::Error; torch 2.6 also raises torch.OutOfMemoryError",
+        "See https://docs.nvidia.com/cuda/index.html or /usr/lib/libfoo.so.1",
+    ]).split()
+    # The last part of each name, once; a part that is already a word of its own (torch), a short one (so, 12)
+    # and the parts of URLs and paths are left out.
+    assert parts == ["OutOfMemoryError", "java", "lang", "UnsatisfiedLinkError", "libcudart", "Error"]
+
+
+def test_an_entry_page_carries_its_search_parts_out_of_sight(site):
+    text = page(site, "errors/cuda-oom-loading-model.md")  # its message is torch.OutOfMemoryError: ...
+    line = next(l for l in text.splitlines() if "kb-search-parts" in l)
+    assert line.startswith('<p class="kb-search-parts" aria-hidden="true">') and "OutOfMemoryError" in line
+    # a page without dotted names carries no empty element
+    assert "kb-search-parts" not in page(site, "errors/vllm-no-available-kv-cache-blocks.md")
+    css = (ROOT / "site_src" / "stylesheets" / "kb.css").read_text(encoding="utf-8")
+    assert re.search(r"\.kb-search-parts\s*\{\s*display:\s*none", css)

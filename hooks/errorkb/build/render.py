@@ -49,6 +49,32 @@ def code_block(value: str, lang: str = "text") -> str:
     return f"{fence}{lang}\n{value.rstrip()}\n{fence}"
 
 
+# A dotted or scoped name as messages print it: torch.OutOfMemoryError, java.lang.UnsatisfiedLinkError,
+# c10::Error, libcudart.so.12. Pagefind indexes such a token whole, so a visitor who types only its last
+# part (OutOfMemoryError) would not find the page.
+_QUALIFIED = re.compile(r"(?<![\w.:/\\])[A-Za-z_][\w-]*(?:(?:\.|::)[A-Za-z_0-9][\w-]*)+")
+_WORD = re.compile(r"[A-Za-z_][\w-]*")
+SEARCH_PARTS_MAX = 80
+
+
+def search_parts(texts: list[object]) -> str:
+    """The parts of the qualified names in ``texts`` that appear nowhere in them as words of their own.
+
+    An entry page lists them in an element only site search reads, so that a search for
+    ``OutOfMemoryError`` finds the page that prints ``torch.OutOfMemoryError``. Parts shorter than
+    four characters or without a letter (``so``, ``12``, ``py``) are left out.
+    """
+    joined = "\n".join(str(t) for t in texts if t)
+    standalone = {m.group(0).lower() for m in re.finditer(r"(?<![\w.:])[A-Za-z_][\w-]*(?![\w.:]*[\w])", joined)}
+    parts: dict[str, None] = {}
+    for token in _QUALIFIED.finditer(joined):
+        for part in re.split(r"\.|::", token.group(0)):
+            key = part.lower()
+            if len(part) >= 4 and _WORD.fullmatch(part) and key not in standalone and key not in {p.lower() for p in parts}:
+                parts[part] = None
+    return " ".join(list(parts)[:SEARCH_PARTS_MAX])
+
+
 def indent_md(value: str, spaces: int = 4) -> str:
     """Indent authored Markdown so it nests inside a list item or admonition."""
     pad = " " * spaces
@@ -69,7 +95,7 @@ def environment(templates_dir: str = str(TEMPLATES_DIR)) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(text=text, attr=attr, code_block=code_block, indent_md=indent_md)
+    env.filters.update(text=text, attr=attr, code_block=code_block, indent_md=indent_md, search_parts=search_parts)
     # Front matter is written with tojson: keep every character as itself (an emoji
     # escaped as a surrogate pair is not valid YAML); <, >, & and ' stay escaped.
     env.policies["json.dumps_kwargs"] = {"sort_keys": True, "ensure_ascii": False}
