@@ -143,8 +143,40 @@ def test_an_entry_error_text_finds_that_entry(graph, entries):
         assert found[entry_id].confident or entry.context_required, (entry_id, [(m.id, m.score) for m in found.values()])
 
 
-def test_the_one_line_oom_message_gives_both_oom_entries(entries):
+def test_the_one_line_oom_message_gives_the_oom_entries_in_the_order_of_their_priors(graph, entries):
     line = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of 23.55 GiB of which 5.31 MiB is free."
     found = match(line, entries)
-    assert {m.id for m in found[:2]} == {"cuda-oom-loading-model", "cuda-oom-long-context"}
-    assert all(m.confident for m in found[:2])
+    tied = [m for m in found if m.score == found[0].score]
+    assert {m.id for m in tied} == {"cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training"}
+    assert all(m.confident for m in tied)
+    priors = [graph.errors[m.id].prior for m in tied]
+    assert priors == sorted(priors, reverse=True) and len(set(priors)) == len(priors)
+
+
+def _tie_counts(entries) -> Counter:
+    """Per entry, the train and dev logs that are its own and in which it ties at the top with a sibling.
+
+    A tie is the same score with the message at the same place: what nothing in the log tells apart, so the
+    matcher orders the tied entries by their ``prior``.
+    """
+    counts: Counter = Counter()
+    for log in LOGS.values():
+        if log["split"] == "heldout" or not log["expected"]:
+            continue
+        found = rank(entries, normalise(log["log"]))
+        key = lambda m: (m.score, min(s.start for s in m.spans if s.kind == "signature"))  # noqa: E731
+        tied = {m.id for m in found if key(m) == key(found[0])} if found else set()
+        if len(tied) > 1 and log["expected"] in tied:
+            counts[log["expected"]] += 1
+    return counts
+
+
+def test_priors_are_what_the_corpus_counts(graph, entries):
+    counts = _tie_counts(entries)
+    declared = {entry_id: entry.prior for entry_id, entry in graph.errors.items() if entry.prior}
+    assert declared, "no entry declares a prior: the CUDA OOM entries should"
+    wrong = {entry_id: (prior, counts[entry_id]) for entry_id, prior in declared.items() if prior != counts[entry_id]}
+    assert not wrong, f"an entry's prior must be the number of its own logs in which it ties with a sibling: (declared, counted) {wrong}"
+    # An entry that wins ten or more ties in the corpus says so, or a bare message would go to whichever id sorts first.
+    undeclared = {entry_id: n for entry_id, n in counts.items() if n >= 10 and entry_id not in declared}
+    assert not undeclared, f"entries that tie with a sibling on 10 or more of their own logs and declare no prior: {undeclared}"

@@ -24,6 +24,7 @@ export function compileIndex(index) {
     contextRequired: Boolean(e.r),
     wrapperWhen: patterns(e.ww || [], e.wwf),
     benignWhen: patterns(e.bw || [], e.bwf),
+    prior: e.p || 0,
   }));
   return Object.assign(entries, { weights: index.weights, confident: index.confident });
 }
@@ -92,13 +93,14 @@ export function rank(entries, normalised) {
   }
   for (const f of found) f.wrapped = f.entry.wrapper || Boolean(f.entry.wrapperWhen.length && first(f.entry.wrapperWhen, flat, lower));
   const hasRoot = found.some((f) => !f.wrapped);
+  const prior = new Map(found.map((f) => [f.entry.id, f.entry.prior]));
   const matches = found.map(({ entry, value, start, spans, wrapped }) => {
     const benign = Boolean(entry.benignWhen.length && first(entry.benignWhen, flat, lower));
     const s = round3((wrapped && hasRoot) || benign ? value * entries.weights.wrapper_factor : value);
     spans.sort((a, b) => a.start - b.start || a.end - b.end);
     return { id: entry.id, title: entry.title, url: entry.url, score: s, confident: s >= entries.confident, wrapper: wrapped, spans, first: start };
   });
-  matches.sort((a, b) => b.score - a.score || a.first - b.first || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  matches.sort((a, b) => b.score - a.score || a.first - b.first || prior.get(b.id) - prior.get(a.id) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   return matches;
 }
 

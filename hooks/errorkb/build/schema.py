@@ -142,6 +142,10 @@ class ErrorEntry(EntryBase):
         default=False,
         description="True when the message alone belongs to a more general sibling: without one of this entry's context patterns in the log, it is not shown as a confident match (e.g. the training OOM entry needs training frames).",
     )
+    prior: int = Field(
+        default=0, ge=0, le=10000,
+        description="Optional, for entries that share a message: how many real logs of the corpus (tests/data/real-logs) are this entry's when the message is all a log shows and the siblings tie. Higher first; it breaks only exact ties (same score, same position), and a test checks it against the corpus (e.g. the CUDA OOM entries for a bare `CUDA out of memory` line).",
+    )
     wrapper: bool = Field(
         default=False,
         description="True when this error usually reports an earlier one (e.g. a dead engine): the matcher ranks root causes above it.",

@@ -29,6 +29,11 @@ How an entry scores, on the normalised log (normalise.py):
 - an entry whose ``benign_when`` pattern is in the log (the run went on past
   the message, or an optional probe printed it) loses as a wrapper does,
   whatever else matched, so it is listed but never a confident match.
+- entries that still tie (the same score, the message at the same place) are
+  ordered by ``prior``, the number of real logs in the corpus that were that
+  entry's when the shared message was all they showed (a bare
+  ``CUDA out of memory`` line is a training OOM more often than a loading
+  one), then by id.
 
 Patterns run on RE2 (google-re2 here, re2js in the browser), so a match takes
 time linear in the log whatever the pattern. Before a pattern runs, the log
@@ -104,6 +109,7 @@ class Compiled:
     weak_signatures: tuple[Pattern, ...] = ()
     wrapper_when: tuple[Pattern, ...] = ()
     benign_when: tuple[Pattern, ...] = ()
+    prior: int = 0
 
 
 # The entry fields that hold optional patterns, and their keys in matcher.json (each with its factors under key + "f").
@@ -143,6 +149,8 @@ def _record(graph: Graph, entry_id: str) -> dict:
         record["r"] = 1
     if entry.wrapper:
         record["w"] = 1
+    if entry.prior:
+        record["p"] = entry.prior
     if entry.applies_to:
         record["a"] = dict(sorted(entry.applies_to.items()))
     versioned = [[n, step.title, dict(sorted(step.applies_to.items()))] for n, step in enumerate(entry.solution, 1) if step.applies_to]
@@ -161,7 +169,7 @@ def compile_index(index: dict) -> list[Compiled]:
         Compiled(
             id=e["id"], title=e["title"], url=e["url"], wrapper=bool(e.get("w")),
             signatures=_patterns(e["s"], e.get("sf")),
-            context_required=bool(e.get("r")),
+            context_required=bool(e.get("r")), prior=int(e.get("p", 0)),
             **{field: _patterns(e.get(key, []), e.get(key + "f")) for field, key in OPTIONAL_PATTERNS.items()},
         )
         for e in index["entries"]
@@ -236,9 +244,9 @@ def rank(entries: list[Compiled], normalised: Normalised) -> list[Match]:
             score *= WRAPPER_FACTOR
         score = round3(score)
         spans.sort(key=lambda s: (s.start, s.end))
-        matches.append((first, Match(entry.id, entry.title, entry.url, score, score >= CONFIDENT, wrapped[entry.id], spans)))
-    matches.sort(key=lambda fm: (-fm[1].score, fm[0], fm[1].id))
-    return [m for _, m in matches]
+        matches.append((first, entry.prior, Match(entry.id, entry.title, entry.url, score, score >= CONFIDENT, wrapped[entry.id], spans)))
+    matches.sort(key=lambda fpm: (-fpm[2].score, fpm[0], -fpm[1], fpm[2].id))
+    return [m for _, _, m in matches]
 
 
 def match(text: str, index: dict | list[Compiled], top: int | None = None) -> list[Match]:
