@@ -31,9 +31,9 @@ How an entry scores, on the normalised log (normalise.py):
   whatever else matched, so it is listed but never a confident match.
 - entries that still tie (the same score, the message at the same place) are
   ordered by ``prior``, the number of real logs in the corpus that were that
-  entry's when the shared message was all they showed (a bare
-  ``CUDA out of memory`` line is a training OOM more often than a loading
-  one), then by id.
+  entry's when the shared message was all they showed (for a bare
+  ``CUDA out of memory`` line: which phase such logs most often were), then
+  by id.
 
 Patterns run on RE2 (google-re2 here, re2js in the browser), so a match takes
 time linear in the log whatever the pattern. Before a pattern runs, the log
