@@ -82,15 +82,21 @@ class Server:
             time.sleep(0.2)
         pytest.fail(f"{path} never showed the change; server said:\n{self.output()[-3000:]}")
 
-    def stop(self) -> None:
-        """Stop it as a person does, with Ctrl-C (SIGINT); kill it only if it does not stop."""
+    def stop(self) -> bool:
+        """Stop it as a person does, with Ctrl-C (SIGINT); kill it only if it does not stop.
+
+        A build under way when Ctrl-C arrives can delay the shutdown, and the preview removes its folder only
+        then, so the wait allows for a whole build on a loaded machine, as a save does (SAVE). Whether it had
+        to be killed."""
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGINT)
         try:
-            self.process.wait(timeout=30)
+            self.process.wait(timeout=SAVE)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
             self.process.wait()
+            return True
+        return False
 
 
 @pytest.fixture(scope="module")
@@ -101,8 +107,10 @@ def server(tmp_path_factory):
         s.until("errors/nccl-error/", lambda status, body: status == 200, FIRST_BUILD)
         yield s
     finally:
-        s.stop()
-    assert not list(s.tmp.glob("kb-preview-*")), "the preview's folder of generated pages outlived the server"
+        killed = s.stop()
+    left = list(s.tmp.glob("kb-preview-*"))
+    assert not left, (f"the preview's folder of generated pages outlived the server (exit status {s.process.returncode}, "
+                      f"{'killed after Ctrl-C did not stop it' if killed else 'stopped by Ctrl-C, or already stopped'}):\n{s.output()[-3000:]}")
 
 
 def _edit(path: Path, **fields) -> None:
