@@ -65,6 +65,9 @@ class Server:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mkdocs", *COMMAND, "--dev-addr", self.url[7:-1]],
             cwd=kb, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+            # Ctrl-C must reach it even if the test process runs with SIGINT ignored (a child inherits that,
+            # and Python then never raises KeyboardInterrupt): as in a terminal, the default disposition.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
 
     def output(self) -> str:
