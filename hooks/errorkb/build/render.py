@@ -54,6 +54,7 @@ def code_block(value: str, lang: str = "text") -> str:
 # part (OutOfMemoryError) would not find the page.
 _QUALIFIED = re.compile(r"(?<![\w.:/\\])[A-Za-z_][\w-]*(?:(?:\.|::)[A-Za-z_0-9][\w-]*)+")
 _WORD = re.compile(r"[A-Za-z_][\w-]*")
+_STANDALONE = re.compile(r"(?<![\w.:])[A-Za-z_][\w-]*(?![\w.:]*[\w])")  # a word not joined to a name by . or ::
 SEARCH_PARTS_MAX = 80
 
 
@@ -65,14 +66,13 @@ def search_parts(texts: list[object]) -> str:
     four characters or without a letter (``so``, ``12``, ``py``) are left out.
     """
     joined = "\n".join(str(t) for t in texts if t)
-    standalone = {m.group(0).lower() for m in re.finditer(r"(?<![\w.:])[A-Za-z_][\w-]*(?![\w.:]*[\w])", joined)}
-    parts: dict[str, None] = {}
+    standalone = {m.group(0).lower() for m in _STANDALONE.finditer(joined)}
+    parts: dict[str, str] = {}  # lower case -> the part as first written, in order
     for token in _QUALIFIED.finditer(joined):
         for part in re.split(r"\.|::", token.group(0)):
-            key = part.lower()
-            if len(part) >= 4 and _WORD.fullmatch(part) and key not in standalone and key not in {p.lower() for p in parts}:
-                parts[part] = None
-    return " ".join(list(parts)[:SEARCH_PARTS_MAX])
+            if len(part) >= 4 and _WORD.fullmatch(part) and part.lower() not in standalone:
+                parts.setdefault(part.lower(), part)
+    return " ".join(list(parts.values())[:SEARCH_PARTS_MAX])
 
 
 def indent_md(value: str, spaces: int = 4) -> str:
