@@ -149,6 +149,9 @@ def test_search_parts_name_the_last_parts_of_dotted_names_once():
     # The last part of each name, once; a part that is already a word of its own (torch), a short one (so, 12)
     # and the parts of URLs and paths are left out.
     assert parts == ["OutOfMemoryError", "java", "lang", "UnsatisfiedLinkError", "libcudart", "Error"]
+    # Entry text is untrusted: whatever surrounds a dotted name, only word characters come out.
+    hostile = search_parts(['torch.Evil"><img src=x onerror=alert(1)>.Next', "a.<script>alert('x')</script>.Tail", "x.y' onmouseover='z"])
+    assert re.fullmatch(r"[\w -]*", hostile) and "Evil" in hostile.split(), hostile
 
 
 def test_an_entry_page_carries_its_search_parts_out_of_sight(site):
