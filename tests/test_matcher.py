@@ -154,9 +154,12 @@ def test_kb_match_json(tmp_path):
     result = run_kb("match", str(log), "--json")
     assert result.returncode == 0, result.stderr
     matches = json.loads(result.stdout)["matches"]
-    # the bare message: the three general siblings are confident (loading first: the commonest label of a
-    # real OOM log that shows no phase, then training); image generation needs its frames and is listed below
-    assert [m["id"] for m in matches if m["score"] >= 0.7][0] == "cuda-oom-loading-model"
+    # the bare message: the three general siblings are confident, led by the one whose prior (the number of
+    # real OOM logs of its own that show no phase) is highest; image generation needs its frames and is listed below
+    priors = {name: yaml.safe_load((ROOT / "entries" / "errors" / f"{name}.yaml").read_text(encoding="utf-8")).get("prior", 0)
+              for name in ("cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training")}
+    assert len(set(priors.values())) == 3, priors
+    assert [m["id"] for m in matches if m["score"] >= 0.7][0] == max(priors, key=priors.get)
     assert {m["id"] for m in matches if m["score"] >= 0.7} == {"cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training"}
     assert {m["id"] for m in matches if m["score"] < 0.7} == {"cuda-oom-image-generation"}
     assert all(set(m) == {"id", "title", "url", "score"} for m in matches)
