@@ -148,7 +148,7 @@ def test_the_command_line_reads_only_the_head_and_tail_of_a_huge_log():
     assert read_bounded(io.BytesIO(b"short log")) == "short log"
 
 
-def test_kb_match_json(tmp_path):
+def test_kb_match_json(tmp_path, real_index):
     log = tmp_path / "log.txt"
     log.write_text("(pid=1) ERROR x\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n", encoding="utf-8")
     result = run_kb("match", str(log), "--json")
@@ -156,11 +156,11 @@ def test_kb_match_json(tmp_path):
     matches = json.loads(result.stdout)["matches"]
     # the bare message: the three general siblings are confident, led by the one whose prior (the number of
     # real OOM logs of its own that show no phase) is highest; image generation needs its frames and is listed below
-    priors = {name: yaml.safe_load((ROOT / "entries" / "errors" / f"{name}.yaml").read_text(encoding="utf-8")).get("prior", 0)
-              for name in ("cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training")}
+    siblings = ("cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training")
+    priors = {e["id"]: e.get("p", 0) for e in real_index["entries"] if e["id"] in siblings}
     assert len(set(priors.values())) == 3, priors
     assert [m["id"] for m in matches if m["score"] >= 0.7][0] == max(priors, key=priors.get)
-    assert {m["id"] for m in matches if m["score"] >= 0.7} == {"cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training"}
+    assert {m["id"] for m in matches if m["score"] >= 0.7} == set(siblings)
     assert {m["id"] for m in matches if m["score"] < 0.7} == {"cuda-oom-image-generation"}
     assert all(set(m) == {"id", "title", "url", "score"} for m in matches)
     assert matches[0]["url"].startswith("https://") and matches[0]["url"].endswith(f"/errors/{matches[0]['id']}/")
