@@ -108,3 +108,60 @@ def test_cite_uses_the_site_url_of_mkdocs_yml():
     assert result.returncode == 0, result.stderr
     site_url = yaml.safe_load((ROOT / "mkdocs.yml").read_text().split("\ntheme:")[0])["site_url"]
     assert result.stdout.splitlines()[-1] == f"{site_url.rstrip('/')}/errors/{entry}/"
+
+
+def _bare_oom_log(expected: str, n: int) -> str:
+    return yaml.safe_dump({
+        "expected": expected, "source": f"example/app#{n}", "split": "dev",
+        "log": f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {n}.00 MiB. GPU 0 has a total capacity of 23.55 GiB of which 5.31 MiB is free.\n",
+    })
+
+
+def test_priors_counts_ties_in_a_corpus_and_writes_only_the_prior_lines(tmp_path, kb_copy):
+    root = kb_copy(ROOT / "entries")
+    errors = root / "entries" / "errors"
+    long_context = errors / "cuda-oom-long-context.yaml"
+    long_context.write_text("".join(line for line in long_context.read_text().splitlines(True) if not line.startswith("prior:")))
+    before = {p.name: p.read_text() for p in errors.glob("*.yaml")}
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    labels = ["cuda-oom-loading-model"] * 3 + ["cuda-oom-training"] * 2 + ["cuda-oom-long-context"] * 10
+    for n, expected in enumerate(labels, 1):
+        (corpus / f"log-{n}.yaml").write_text(_bare_oom_log(expected, n))
+    # logs that must not count: a held-out one and a near-miss
+    (corpus / "held.yaml").write_text(_bare_oom_log("cuda-oom-training", 99).replace("split: dev", "split: heldout"))
+    (corpus / "none.yaml").write_text(_bare_oom_log("cuda-oom-training", 98).replace("expected: cuda-oom-training", "expected: null"))
+
+    declared = {name: yaml.safe_load(text).get("prior", 0) for name, text in before.items()}
+    counted = {"cuda-oom-loading-model.yaml": 3, "cuda-oom-training.yaml": 2, "cuda-oom-long-context.yaml": 10}
+    # every other entry that declares a prior wins no tie in this corpus, so its count is 0
+    expected = counted | {name: 0 for name, prior in declared.items() if prior and name not in counted}
+    assert len(expected) > 3, "the KB's other declared priors should show up as 0 in this small corpus"
+
+    check = run_kb("--root", str(root), "priors", "--corpus", str(corpus))
+    assert check.returncode == 1, check.stderr
+    assert sorted(check.stdout.splitlines()) == sorted(
+        f"entries/errors/{name}: prior {declared[name]} -> {n} (counted)" for name, n in expected.items())
+    assert {p.name: p.read_text() for p in errors.glob("*.yaml")} == before, "a check without --write changed a file"
+
+    wrote = run_kb("--root", str(root), "priors", "--corpus", str(corpus), "--write")
+    assert wrote.returncode == 0, wrote.stderr
+    after = {p.name: p.read_text() for p in errors.glob("*.yaml")}
+    changed = {name for name in before if after[name] != before[name]}
+    assert changed == set(expected)
+    for name in changed:
+        old, new = before[name].splitlines(), after[name].splitlines()
+        assert [line for line in new if not line.startswith("prior:")] == [line for line in old if not line.startswith("prior:")]
+    assert {name: yaml.safe_load(after[name])["prior"] for name in changed} == expected
+    new = after["cuda-oom-long-context.yaml"].splitlines()
+    assert new[new.index("prior: 10") - 1].startswith("last_verified:"), "an added prior goes after last_verified"
+    assert run_kb("--root", str(root), "check").returncode == 0
+    again = run_kb("--root", str(root), "priors", "--corpus", str(corpus))
+    assert again.returncode == 0 and not again.stdout, again.stdout
+
+
+def test_priors_without_a_corpus_says_where_it_looked(tmp_path, kb_copy):
+    root = kb_copy(ROOT / "entries")
+    result = run_kb("--root", str(root), "priors")
+    assert result.returncode == 2
+    assert "no real-log corpus" in result.stderr and "--corpus" in result.stderr

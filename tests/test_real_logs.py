@@ -26,7 +26,7 @@ from conftest import ROOT
 from errorkb.build.linker import link
 from errorkb.build.loader import load
 from errorkb.matcher.score import compile_index, match, matcher_index, rank
-from errorkb.matcher import language
+from errorkb.matcher import language, priors
 from errorkb.matcher.normalise import normalise
 
 CORPUS = ROOT / "tests" / "data" / "real-logs"
@@ -166,34 +166,11 @@ def test_the_one_line_oom_message_gives_the_oom_entries_in_the_order_of_their_pr
     assert priors == sorted(priors, reverse=True) and len(set(priors)) == len(priors)
 
 
-def _at(match) -> tuple:
-    """What a tie is: the same score, with the message at the same place."""
-    return match.score, min(s.start for s in match.spans if s.kind == "signature")
-
-
-def _tie_counts(ranked) -> Counter:
-    """Per entry, the train and dev logs that are its own and in which it ties at the top with a sibling.
-
-    A tie is the same score with the message at the same place: what nothing in the log tells apart, so the
-    matcher orders the tied entries by their ``prior``.
-    """
-    counts: Counter = Counter()
-    for name, log in LOGS.items():
-        if log["split"] == "heldout" or not log["expected"]:
-            continue
-        found = ranked(name)
-        tied = {m.id for m in found if _at(m) == _at(found[0])} if found else set()
-        if len(tied) > 1 and log["expected"] in tied:
-            counts[log["expected"]] += 1
-    return counts
-
-
 def test_priors_are_what_the_corpus_counts(graph, ranked):
-    counts = _tie_counts(ranked)
+    counts = priors.tie_counts(LOGS, ranked)
     declared = {entry_id: entry.prior for entry_id, entry in graph.errors.items() if entry.prior}
     assert declared, "no entry declares a prior: the CUDA OOM entries should"
-    wrong = {entry_id: (prior, counts[entry_id]) for entry_id, prior in declared.items() if prior != counts[entry_id]}
-    assert not wrong, f"an entry's prior must be the number of its own logs in which it ties with a sibling: (declared, counted) {wrong}"
-    # An entry that wins ten or more ties in the corpus says so, or a bare message would go to whichever id sorts first.
-    undeclared = {entry_id: n for entry_id, n in counts.items() if n >= 10 and entry_id not in declared}
-    assert not undeclared, f"entries that tie with a sibling on 10 or more of their own logs and declare no prior: {undeclared}"
+    # An entry's prior is the number of its own logs in which it ties with a sibling, and an entry that wins ten
+    # or more such ties declares one, or a bare message would go to whichever id sorts first.
+    wrong = priors.changes(declared, counts)
+    assert not wrong, f"priors that are not what the corpus counts (run `kb priors --write`): {wrong}"

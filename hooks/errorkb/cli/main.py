@@ -5,6 +5,7 @@ kb new error|guide ID       scaffold an entry with every field to fill
 kb schema [--check]         write or verify entries/schema.json
 kb cite ID [--step N] [--format text|markdown|html]
                             the entry (or one whole step) to paste into a reply
+kb priors [--write]         the priors of entries that share a message, counted from the real logs
 Each acts on the KB root found from the current directory, or --root.
 """
 
@@ -24,7 +25,7 @@ from errorkb.build.linker import Graph
 from errorkb.build.pages import Settings, snippets_of
 from errorkb.build.pipeline import SettingsError
 from errorkb.build.snippet import FORMATS
-from errorkb.cli import calc, match, pages
+from errorkb.cli import calc, match, pages, priors
 from errorkb.cli.scaffold import scaffold
 from errorkb.cli.settings import read_settings
 from errorkb.build.schemajson import schema_text
@@ -188,7 +189,7 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("urls", help="check (or --update) the manifest of published URLs")
     p.add_argument("--update", action="store_true", help="add the URLs served now to published-urls.txt")
     p.set_defaults(func=cmd_urls)
-    for module in (calc, match, pages):
+    for module in (calc, match, pages, priors):
         module.register(sub)
     return top
 

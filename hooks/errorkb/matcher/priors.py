@@ -1,0 +1,82 @@
+"""Priors counted from the real-log corpus: which sibling a bare shared message most often belongs to.
+
+Entries that share a message (the CUDA OOM entries, say) tie when a log shows
+nothing else. The matcher orders tied entries by their declared ``prior``;
+this module counts what that number should be: for each entry, the train and
+dev logs of the corpus (tests/data/real-logs) that are its own and in which it
+ties at the top with a sibling. ``kb priors`` prints the counts and, with
+``--write``, puts them into the entry files; the real-log tests check that the
+declared numbers are the counted ones.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from errorkb.matcher.normalise import normalise
+from errorkb.matcher.score import Compiled, Match, rank
+
+CORPUS = Path("tests") / "data" / "real-logs"
+DECLARE_FROM = 10  # an entry that wins this many ties must declare its prior
+PRIOR_LINE = re.compile(r"^prior:[ \t]*[^\n]*$", re.M)
+AFTER_LINE = re.compile(r"^last_verified:[^\n]*$", re.M)
+
+
+def at(m: Match) -> tuple:
+    """What a tie is: the same score, with the message at the same place."""
+    return m.score, min(s.start for s in m.spans if s.kind == "signature")
+
+
+def read_corpus(folder: Path) -> dict[str, dict]:
+    """The corpus's logs by file name (without .yaml)."""
+    return {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))}
+
+
+def tie_counts(logs: dict[str, dict], ranked) -> Counter:
+    """Per entry, its own train and dev logs in which it ties at the top with a sibling.
+
+    ``ranked(name)`` gives a log's matches, best first; near-misses and held-out logs are not counted.
+    """
+    counts: Counter = Counter()
+    for name, log in logs.items():
+        if log.get("split") == "heldout" or not log.get("expected"):
+            continue
+        found = ranked(name)
+        tied = {m.id for m in found if at(m) == at(found[0])} if found else set()
+        if len(tied) > 1 and log["expected"] in tied:
+            counts[log["expected"]] += 1
+    return counts
+
+
+def count(logs: dict[str, dict], entries: list[Compiled]) -> Counter:
+    return tie_counts(logs, lambda name: rank(entries, normalise(logs[name]["log"])))
+
+
+@dataclass(frozen=True)
+class Change:
+    entry_id: str
+    declared: int
+    counted: int
+
+
+def changes(declared: dict[str, int], counts: Counter) -> list[Change]:
+    """The entries whose declared prior is not the count, and those that win DECLARE_FROM ties or more and declare none."""
+    out = [Change(e, d, counts[e]) for e, d in declared.items() if d and d != counts[e]]
+    out += [Change(e, 0, n) for e, n in counts.items() if n >= DECLARE_FROM and not declared.get(e)]
+    return sorted(out, key=lambda c: c.entry_id)
+
+
+def rewrite(text: str, prior: int) -> str:
+    """The entry file's text with its top-level ``prior:`` line set to ``prior`` (added after ``last_verified:``)."""
+    line = f"prior: {prior}"
+    if PRIOR_LINE.search(text):
+        return PRIOR_LINE.sub(line, text, count=1)
+    anchor = AFTER_LINE.search(text)
+    if anchor:
+        return text[: anchor.end()] + "\n" + line + text[anchor.end():]
+    return text + ("" if text.endswith("\n") else "\n") + line + "\n"
