@@ -165,3 +165,13 @@ def test_priors_without_a_corpus_says_where_it_looked(tmp_path, kb_copy):
     result = run_kb("--root", str(root), "priors")
     assert result.returncode == 2
     assert "no real-log corpus" in result.stderr and "--corpus" in result.stderr
+
+
+def test_a_written_prior_keeps_the_file_as_it_was_around_it():
+    from errorkb.matcher.priors import rewrite
+
+    assert rewrite("id: x\nprior: 3   # counted\nwrapper: false\n", 9) == "id: x\nprior: 9   # counted\nwrapper: false\n"
+    assert yaml.safe_load(rewrite("a: 1\nprior:\nb: 2\n", 4)) == {"a": 1, "prior": 4, "b": 2}
+    crlf = "a: 1\r\nlast_verified: 2026-01-01\r\nb: 2\r\n"
+    assert rewrite(crlf, 5) == "a: 1\r\nlast_verified: 2026-01-01\r\nprior: 5\r\nb: 2\r\n"
+    assert rewrite(rewrite(crlf, 5), 7) == "a: 1\r\nlast_verified: 2026-01-01\r\nprior: 7\r\nb: 2\r\n"

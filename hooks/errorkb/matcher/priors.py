@@ -23,8 +23,8 @@ from errorkb.matcher.score import Compiled, Match, rank
 
 CORPUS = Path("tests") / "data" / "real-logs"
 DECLARE_FROM = 10  # an entry that wins this many ties must declare its prior
-PRIOR_LINE = re.compile(r"^prior:[ \t]*[^\n]*$", re.M)
-AFTER_LINE = re.compile(r"^last_verified:[^\n]*$", re.M)
+PRIOR_LINE = re.compile(r"^(prior:[ \t]*)[^\s#]*", re.M)  # the value only: a comment after it stays
+AFTER_LINE = re.compile(r"^last_verified:[^\r\n]*", re.M)
 
 
 def at(m: Match) -> tuple:
@@ -74,9 +74,10 @@ def changes(declared: dict[str, int], counts: Counter) -> list[Change]:
 def rewrite(text: str, prior: int) -> str:
     """The entry file's text with its top-level ``prior:`` line set to ``prior`` (added after ``last_verified:``)."""
     line = f"prior: {prior}"
+    newline = "\r\n" if "\r\n" in text else "\n"  # keep the file's own line endings
     if PRIOR_LINE.search(text):
-        return PRIOR_LINE.sub(line, text, count=1)
+        return PRIOR_LINE.sub(lambda m: m.group(1).rstrip() + " " + str(prior), text, count=1)
     anchor = AFTER_LINE.search(text)
     if anchor:
-        return text[: anchor.end()] + "\n" + line + text[anchor.end():]
-    return text + ("" if text.endswith("\n") else "\n") + line + "\n"
+        return text[: anchor.end()] + newline + line + text[anchor.end():]
+    return text + ("" if text.endswith("\n") else newline) + line + newline
