@@ -167,6 +167,18 @@ def test_priors_without_a_corpus_says_where_it_looked(tmp_path, kb_copy):
     assert "no real-log corpus" in result.stderr and "--corpus" in result.stderr
 
 
+def test_priors_names_a_corpus_file_that_is_not_a_log(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "good.yaml").write_text(_bare_oom_log("cuda-oom-training", 1))
+    (corpus / "broken.yaml").write_text("log: [unclosed\n")
+    result = run_kb("priors", "--corpus", str(corpus))
+    assert result.returncode == 2 and "broken.yaml: not a readable YAML file" in result.stderr, result.stderr
+    (corpus / "broken.yaml").write_text("just a string\n")
+    result = run_kb("priors", "--corpus", str(corpus))
+    assert result.returncode == 2 and "broken.yaml: not a real log" in result.stderr, result.stderr
+
+
 def test_a_written_prior_keeps_the_file_as_it_was_around_it():
     from errorkb.matcher.priors import rewrite
 

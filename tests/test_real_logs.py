@@ -162,8 +162,8 @@ def test_the_one_line_oom_message_gives_the_oom_entries_in_the_order_of_their_pr
     tied = [m for m in found if m.score == found[0].score]
     assert {m.id for m in tied} == {"cuda-oom-loading-model", "cuda-oom-long-context", "cuda-oom-training"}
     assert all(m.confident for m in tied)
-    priors = [graph.errors[m.id].prior for m in tied]
-    assert priors == sorted(priors, reverse=True) and len(set(priors)) == len(priors)
+    declared = [graph.errors[m.id].prior for m in tied]
+    assert declared == sorted(declared, reverse=True) and len(set(declared)) == len(declared)
 
 
 def test_priors_are_what_the_corpus_counts(graph, ranked):

@@ -24,8 +24,12 @@ def cmd_priors(args: argparse.Namespace, root: Path) -> int:
     if not folder.is_dir():
         print(f"no real-log corpus at {folder}: pass --corpus DIR (a folder of log YAML files)", file=sys.stderr)
         return 2
+    try:
+        logs = priors.read_corpus(folder)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 2
     graph = link(load(root))
-    logs = priors.read_corpus(folder)
     counts = priors.count(logs, compile_index(matcher_index(graph)))
     declared = {entry_id: entry.prior for entry_id, entry in graph.errors.items()}
     todo = priors.changes(declared, counts)

@@ -33,8 +33,17 @@ def at(m: Match) -> tuple:
 
 
 def read_corpus(folder: Path) -> dict[str, dict]:
-    """The corpus's logs by file name (without .yaml)."""
-    return {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.yaml"))}
+    """The corpus's logs by file name (without .yaml); ValueError naming the file when one is not a log."""
+    logs = {}
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            log = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not a readable YAML file ({str(exc).splitlines()[0]})") from None
+        if not isinstance(log, dict) or not isinstance(log.get("log"), str) or "expected" not in log:
+            raise ValueError(f"{path}: not a real log (a mapping with expected:, split: and log: is needed)")
+        logs[path.stem] = log
+    return logs
 
 
 def tie_counts(logs: dict[str, dict], ranked) -> Counter:
